@@ -1,0 +1,69 @@
+"""Time controls as data: a per-move limit, or chess-style base + increment, plus a grace margin."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_MARGIN_S = 0.05
+"""Grace added to every deadline for scheduling and transport jitter (seconds)."""
+
+DEFAULT_MOVE_TIME_S = {
+    "freedom": 5.0,  # the assignment sets "X seconds" per game; 5 s is our default
+    "domineering": 3.0,  # the assignment is silent; same as Morris
+    "morris": 3.0,  # "within 3 seconds"
+    "santorini": 5.0,  # the assignment is silent; same as Fanorona
+    "fanorona": 5.0,  # "max. 5s"
+}
+"""Per-move limits taken from the assignments (RULES.md), used when a match sets none."""
+
+_BASE_INC = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Either `per_move` seconds for every move, or `base` seconds per game plus `increment` a move."""
+
+    per_move: float | None = None
+    base: float | None = None
+    increment: float = 0.0
+    margin: float = DEFAULT_MARGIN_S
+
+    def __post_init__(self) -> None:
+        if (self.per_move is None) == (self.base is None):
+            raise ValueError("a time control needs exactly one of per_move or base")
+        for label, value in (("per_move", self.per_move), ("base", self.base)):
+            if value is not None and not value > 0:
+                raise ValueError(f"time control {label} must be positive, got {value!r}")
+        if self.increment < 0 or self.margin < 0:
+            raise ValueError("time control increment and margin must not be negative")
+
+    @classmethod
+    def parse(cls, text: str, margin: float = DEFAULT_MARGIN_S) -> TimeControl:
+        """`0.5` (seconds per move) or `60+1` (base + increment); ValueError names the bad text."""
+        match = _BASE_INC.match(str(text))
+        try:
+            if match:
+                return cls(base=float(match[1]), increment=float(match[2]), margin=margin)
+            return cls(per_move=float(text), margin=margin)
+        except ValueError as exc:
+            raise ValueError(f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1); {exc}") from None
+
+    @classmethod
+    def for_game(cls, game: str) -> TimeControl:
+        """The assignment's per-move limit for `game`."""
+        return cls(per_move=DEFAULT_MOVE_TIME_S.get(game, 5.0))
+
+    def __str__(self) -> str:
+        if self.per_move is not None:
+            return f"{self.per_move:g}"
+        return f"{self.base:g}+{self.increment:g}"
+
+    def initial_bank(self) -> float:
+        """Seconds a seat has before its first move (the whole budget for per-move limits)."""
+        return self.per_move if self.per_move is not None else self.base  # type: ignore[return-value]
+
+    def bank_after(self, bank: float, used: float) -> float:
+        """Seconds left for the next move after a move that took `used` seconds from `bank`."""
+        if self.per_move is not None:
+            return self.per_move
+        return bank - used + self.increment

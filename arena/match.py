@@ -1,0 +1,50 @@
+"""What a match is: two bots, a game with its parameters, a clock, and which games of it to play."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.clock import TimeControl
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot: its display name and the command line that starts it (argv list)."""
+
+    name: str
+    command: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """A series of games between `bots[0]` and `bots[1]`.
+
+    `game_numbers` says which games of the pairing to play (so a resumed tournament plays only the
+    missing ones); in an even-numbered game bots[0] takes seat 0, in an odd one bots[1] does.
+    """
+
+    match_id: str
+    game: str
+    bots: tuple[BotSpec, BotSpec]
+    time_control: TimeControl
+    game_numbers: tuple[int, ...] = (0, 1)
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    start_moves: tuple[str, ...] = ()
+
+    def seats(self, number: int) -> tuple[BotSpec, BotSpec]:
+        """The bots in seat order for game `number`."""
+        a, b = self.bots
+        return (a, b) if number % 2 == 0 else (b, a)
+
+    def game_id(self, number: int) -> str:
+        return f"{self.match_id}-g{number}"
+
+    def game_seed(self, number: int) -> int:
+        """A per-game seed sent to the bots, derived from the match seed: same seed, same games."""
+        digest = hashlib.sha256(f"{self.seed}:{self.match_id}:{number}".encode()).digest()
+        return int.from_bytes(digest[:4], "big")
+
+    def __hash__(self) -> int:  # params is a dict; identity of a match is its id
+        return hash(self.match_id)

@@ -1,0 +1,189 @@
+"""The shared vocabulary of every game: Game, State, Outcome and the two move errors.
+
+A Game is a factory holding fixed facts (name, variant parameters); a State is an immutable
+position that answers whose turn it is, what is legal, what a move leads to, and how it ended.
+Each game module subclasses both; `rules.load` builds a Game by name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+SEATS = (0, 1)
+
+
+class InvalidMoveError(ValueError):
+    """A string that is not a move of this game at all (bad syntax, unknown cell)."""
+
+
+class IllegalMoveError(ValueError):
+    """A well-formed move that the rules forbid in this position."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended: `winner` is 0, 1 or None (a draw); `scores` per seat where the game scores."""
+
+    winner: int | None
+    reason: str
+    scores: tuple[int, int] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "winner": self.winner,
+            "reason": self.reason,
+            "scores": list(self.scores) if self.scores is not None else None,
+        }
+
+
+class Game:
+    """A game with fixed variant parameters. Subclasses set `name` and `PARAMS` (name -> default)."""
+
+    name: ClassVar[str] = ""
+    PARAMS: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        values = dict(self.PARAMS)
+        for key, value in params.items():
+            if key not in self.PARAMS:
+                known = ", ".join(sorted(self.PARAMS)) or "none"
+                raise ValueError(f"{self.name}: unknown parameter {key!r} (known: {known})")
+            values[key] = _coerce(self.name, key, value, self.PARAMS[key])
+        self._params = values
+        self._check_params()
+
+    def _check_params(self) -> None:
+        """Raise ValueError naming a parameter whose value makes no playable game."""
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The full parameter set, defaults included (a fresh dict)."""
+        return dict(self._params)
+
+    def __getattr__(self, key: str) -> Any:
+        params = self.__dict__.get("_params")
+        if params is not None and key in params:
+            return params[key]
+        raise AttributeError(key)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._params == self._params  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(sorted(self._params.items()))))
+
+    def __repr__(self) -> str:
+        args = "".join(f", {k}={v!r}" for k, v in self._params.items())
+        return f"rules.load({self.name!r}{args})"
+
+    # --- to be provided by each game ---
+    def start(self) -> State:
+        """The initial position."""
+        raise NotImplementedError
+
+    def parse_move(self, text: str) -> str:
+        """The canonical move string for `text`; raises InvalidMoveError naming it."""
+        raise NotImplementedError
+
+    def state_from_wire(self, data: dict[str, Any]) -> State:
+        """A State from `State.to_wire()`'s dict; raises ValueError saying what is wrong."""
+        raise NotImplementedError
+
+    # --- shared helpers for state_from_wire ---
+    def _check_wire_header(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise ValueError(f"{self.name}: a wire state must be a dict, got {type(data).__name__}")
+        if data.get("game") != self.name:
+            raise ValueError(f"{self.name}: wire state is for game {data.get('game')!r}")
+        if "params" in data and data["params"] != self._params:
+            raise ValueError(
+                f"{self.name}: wire state has params {data['params']!r}, this game has {self._params!r}"
+            )
+
+
+class State:
+    """An immutable position. Subclasses define `_key()`, the tuple that makes two states equal."""
+
+    __slots__ = ("game",)
+    game: Game
+
+    # --- to be provided by each game ---
+    @property
+    def seat(self) -> int:
+        """The seat to move (0 moves first)."""
+        raise NotImplementedError
+
+    @property
+    def ply(self) -> int:
+        """How many plies have been played to reach this state."""
+        raise NotImplementedError
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """None while the game runs, else how it ended."""
+        raise NotImplementedError
+
+    def legal_moves(self) -> list[str]:
+        """Every legal move in canonical notation (empty once the game is over)."""
+        raise NotImplementedError
+
+    def play(self, move: str) -> State:
+        """The state after `move`; InvalidMoveError for a non-move, IllegalMoveError for an illegal one."""
+        raise NotImplementedError
+
+    def render(self, highlight: str | None = None) -> str:
+        """The board as text for a terminal, with whose turn it is; cells of `highlight` marked."""
+        raise NotImplementedError
+
+    def to_wire(self) -> dict[str, Any]:
+        """A plain dict (str, int, bool, None, list, dict) describing the position completely."""
+        raise NotImplementedError
+
+    def _key(self) -> tuple:
+        raise NotImplementedError
+
+    # --- derived ---
+    def is_over(self) -> bool:
+        return self.outcome is not None
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and other.game == self.game  # type: ignore[attr-defined]
+            and other._key() == self._key()  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.game.name} ply={self.ply} seat={self.seat}>"
+
+    def _over_error(self, move: str) -> IllegalMoveError:
+        outcome = self.outcome
+        return IllegalMoveError(f"{move!r} is illegal: the game is over ({outcome.reason if outcome else ''})")
+
+
+def _coerce(game: str, key: str, value: Any, default: Any) -> Any:
+    """Check a parameter value against its default's type; accept the string forms of --param k=v."""
+    kind = type(default)
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ValueError(f"{game}: parameter {key!r} must be true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise ValueError(f"{game}: parameter {key!r} must be a whole number, got {value!r}")
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        raise ValueError(f"{game}: parameter {key!r} must be a string, got {value!r}")
+    return value
