@@ -324,17 +324,13 @@ class FreedomState(State):
                 mark = None
         letters = "    " + " ".join(chr(65 + c) for c in range(n))
         lines = [letters]
-        white, black = self._stones
         for r in range(n - 1, -1, -1):
             seps = [" "] * (n + 1)
             if mark is not None and mark // n == r:
                 seps[mark % n] = "["
                 seps[mark % n + 1] = "]"
-            cells = []
-            for c in range(n):
-                i = r * n + c
-                ch = "W" if white >> i & 1 else "B" if black >> i & 1 else EMPTY_CHAR
-                cells.append(seps[c] + ch)
+            row = self._row_chars(r)
+            cells = [seps[c] + row[c] for c in range(n)]
             lines.append(f"{r + 1:>2} " + "".join(cells) + seps[n] + f"{r + 1:<2}")
         lines.append(letters)
         white_alive, black_alive = alive_stones(self)
@@ -357,15 +353,17 @@ class FreedomState(State):
                          f"White {white_alive}, Black {black_alive} alive: {result}")
         return "\n".join(lines)
 
-    def to_wire(self) -> dict[str, Any]:
+    def _row_chars(self, r: int) -> str:
+        """Row r + 1 as W, B and '.' from column A."""
         n = self._tables.size
         white, black = self._stones
-        board = []
-        for r in range(n):
-            board.append("".join(
-                "W" if white >> i & 1 else "B" if black >> i & 1 else EMPTY_CHAR
-                for i in range(r * n, r * n + n)
-            ))
+        return "".join(
+            STONE_CHARS[WHITE] if white >> i & 1 else STONE_CHARS[BLACK] if black >> i & 1 else EMPTY_CHAR
+            for i in range(r * n, r * n + n)
+        )
+
+    def to_wire(self) -> dict[str, Any]:
+        board = [self._row_chars(r) for r in range(self._tables.size)]
         return {
             "game": self.game.name,
             "params": self.game.params,
