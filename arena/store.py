@@ -1,0 +1,212 @@
+"""A tournament's results in SQLite (results/<tournament>/results.sqlite), safe against `kill -9`.
+
+- WAL mode, synchronous=FULL: a game counts once its own transaction has committed, and a reader
+  (`arena standings` during a run) never blocks the writer.
+- `games` is keyed by (pairing, number) UNIQUE: a game is never stored twice; a second insert of the
+  same game is ignored and reported as such.
+- The record itself is stored as JSON (GameRecord.to_json) beside a few columns for queries.
+- The tournament's fingerprint (game, params, time control, bots and their commands, games per
+  pairing, seed) is stored on the first run. A later run may only change it in ways that keep every
+  stored game valid and every pairing's game numbers meaning the same thing (`fingerprint_change`):
+
+  allowed:  appending bots at the end of the list (new pairings; the old ones are untouched) and
+            raising games per pairing (the extra game numbers are played);
+            anything not in the fingerprint (title, description, concurrency, games_per_task).
+  refused:  a different game, params, time control or seed; removing, renaming or reordering bots;
+            changing a bot's command; fewer games per pairing.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.records import GameRecord
+
+SCHEMA_VERSION = 1
+DB_NAME = "results.sqlite"
+_BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id             INTEGER PRIMARY KEY,
+    pairing        TEXT    NOT NULL,
+    number         INTEGER NOT NULL,
+    game_id        TEXT    NOT NULL,
+    seat0          TEXT    NOT NULL,
+    seat1          TEXT    NOT NULL,
+    winner         INTEGER,
+    reason         TEXT    NOT NULL,
+    forfeit_reason TEXT,
+    plies          INTEGER NOT NULL,
+    stored_at      REAL    NOT NULL,
+    record         TEXT    NOT NULL,
+    UNIQUE (pairing, number)
+);
+"""
+
+
+class StoreError(ValueError):
+    """The results database cannot be used (not a database, wrong version, refused change)."""
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    pairing: str
+    number: int
+    record: GameRecord
+
+
+def fingerprint_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """None when `new` keeps every game stored under `old` valid, else the reason it does not."""
+    for key in ("game", "params", "time_control", "seed"):
+        if old.get(key) != new.get(key):
+            return (f"'{key}' changed from {old.get(key)!r} to {new.get(key)!r}; "
+                    "the stored games were played under the old value")
+    old_games, new_games = old.get("games_per_pairing"), new.get("games_per_pairing")
+    if not isinstance(new_games, int) or not isinstance(old_games, int) or new_games < old_games:
+        return (f"'games_per_pairing' lowered from {old_games!r} to {new_games!r}; "
+                "only raising it is allowed (stored games would be left out)")
+    old_bots, new_bots = old.get("bots") or [], new.get("bots") or []
+    for k, bot in enumerate(old_bots):
+        if k >= len(new_bots):
+            return f"bot {bot['name']!r} was removed; bots may only be appended"
+        other = new_bots[k]
+        if other["name"] != bot["name"]:
+            names = [b["name"] for b in new_bots]
+            if bot["name"] in names:
+                return (f"bot {bot['name']!r} moved from position {k + 1} to {names.index(bot['name']) + 1}; "
+                        "the order of the bots fixes pairings and seats, bots may only be appended")
+            return (f"bot {bot['name']!r} was removed or renamed (now {other['name']!r}); "
+                    "bots may only be appended")
+        if list(other["command"]) != list(bot["command"]):
+            return (f"bot {bot['name']!r} changed its command from {bot['command']!r} "
+                    f"to {other['command']!r}; "
+                    "its stored games were played by the old one (add it under a new name instead)")
+    return None
+
+
+class Store:
+    """The results database of one tournament. Use as a context manager."""
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise StoreError(f"no results yet: {self.path} does not exist")
+        try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            if create:
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
+            if create:
+                self._db.executescript(_SCHEMA)
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            version = self._meta("schema")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
+        if version != str(SCHEMA_VERSION):
+            self.close()
+            raise StoreError(f"{self.path}: results database schema {version!r}, "
+                             f"this arena reads {SCHEMA_VERSION}")
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+            self._db = None  # type: ignore[assignment]
+
+    def _meta(self, key: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    # --- the fingerprint ---
+    def fingerprint(self) -> dict[str, Any] | None:
+        value = self._meta("fingerprint")
+        return json.loads(value) if value is not None else None
+
+    def accept_fingerprint(self, fingerprint: dict[str, Any]) -> str:
+        """Store `fingerprint` on a first run, or check it against the stored one.
+
+        Returns "new", "same" or "extended" (an allowed change, now stored); raises StoreError with
+        the reason for a change that would break exactly-once.
+        """
+        text = json.dumps(fingerprint, sort_keys=True)
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            old = self.fingerprint()
+            if old is None:
+                self._db.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (text,))
+                status = "new"
+            elif old == json.loads(text):
+                status = "same"
+            else:
+                reason = fingerprint_change(old, json.loads(text))
+                if reason is not None:
+                    raise StoreError(f"the tournament file changed since the first run: {reason}")
+                self._db.execute("UPDATE meta SET value = ? WHERE key = 'fingerprint'", (text,))
+                status = "extended"
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return status
+
+    # --- games ---
+    def add_game(self, pairing: str, number: int, record: GameRecord) -> bool:
+        """Commit one game in its own transaction; False if (pairing, number) was already stored."""
+        forfeit = record.forfeit or {}
+        cur = self._db.execute(
+            "INSERT INTO games (pairing, number, game_id, seat0, seat1, winner, reason, forfeit_reason,"
+            " plies, stored_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (pairing, number) DO NOTHING",
+            (pairing, number, record.game_id, record.players[0], record.players[1], record.winner,
+             record.reason, forfeit.get("reason"), len(record.moves), time.time(), record.to_json()),
+        )
+        return cur.rowcount == 1
+
+    def stored_numbers(self) -> dict[str, set[int]]:
+        out: dict[str, set[int]] = {}
+        for pairing, number in self._db.execute("SELECT pairing, number FROM games"):
+            out.setdefault(pairing, set()).add(number)
+        return out
+
+    def count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+
+    def games(self) -> list[StoredGame]:
+        return list(self.iter_games())
+
+    def iter_games(self) -> Iterator[StoredGame]:
+        rows = self._db.execute("SELECT pairing, number, record FROM games ORDER BY id").fetchall()
+        for pairing, number, text in rows:
+            yield StoredGame(pairing, number, record_from_json(text))
+
+
+_RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
+
+
+def record_from_json(text: str) -> GameRecord:
+    """A GameRecord from stored JSON, ignoring fields this version does not know."""
+    data = json.loads(text)
+    return GameRecord.from_dict({k: v for k, v in data.items() if k in _RECORD_FIELDS})
