@@ -1,0 +1,535 @@
+"""Nine Men's Morris ("Mice"): 24 points, 9 stones a side, placement then movement, mills remove.
+
+Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
+side's stones are a 24-bit int (bit i = POINTS[i]). In that order every horizontal mill is three
+consecutive bits starting at a multiple of 3 (an octal digit); a second numbering (COLUMN_ORDER)
+does the same for the vertical mills, so "which points close a mill" is a few shifts per direction.
+
+Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
+`a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
+stone); naming a removal on a move that closes none is illegal.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
+
+Bitboard = int
+WHITE, BLACK = 0, 1
+COLOR_NAMES = ("White", "Black")
+STONES = 9
+
+POINTS: tuple[str, ...] = tuple(
+    "a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7".split()
+)
+INDEX: dict[str, int] = {name: i for i, name in enumerate(POINTS)}
+BIT: tuple[Bitboard, ...] = tuple(1 << i for i in range(24))
+FULL: Bitboard = (1 << 24) - 1
+
+# The 8 vertical mills, bottom to top; listed one after another they give the column order.
+COLUMN_MILLS_NAMES = ("a1 a4 a7", "b2 b4 b6", "c3 c4 c5", "d1 d2 d3",
+                      "d5 d6 d7", "e3 e4 e5", "f2 f4 f6", "g1 g4 g7")
+COLUMN_ORDER: tuple[int, ...] = tuple(INDEX[n] for line in COLUMN_MILLS_NAMES for n in line.split())
+ROW_MILLS: tuple[tuple[int, int, int], ...] = tuple((i, i + 1, i + 2) for i in range(0, 24, 3))
+COL_MILLS: tuple[tuple[int, int, int], ...] = tuple(
+    tuple(COLUMN_ORDER[i:i + 3]) for i in range(0, 24, 3)  # type: ignore[misc]
+)
+MILLS: tuple[Bitboard, ...] = tuple(
+    BIT[a] | BIT[b] | BIT[c] for a, b, c in ROW_MILLS + COL_MILLS
+)
+ROW_MILL_OF = [0] * 24  # the horizontal mill through each point, as a mask
+COL_MILL_OF = [0] * 24
+H_NEIGH = [0] * 24  # neighbours along the row
+V_NEIGH = [0] * 24  # neighbours along the column
+for _lines, _mill_of, _neigh in ((ROW_MILLS, ROW_MILL_OF, H_NEIGH), (COL_MILLS, COL_MILL_OF, V_NEIGH)):
+    for _a, _b, _c in _lines:
+        _m = BIT[_a] | BIT[_b] | BIT[_c]
+        for _p in (_a, _b, _c):
+            _mill_of[_p] = _m
+        _neigh[_a] |= BIT[_b]
+        _neigh[_b] |= BIT[_a] | BIT[_c]
+        _neigh[_c] |= BIT[_b]
+NEIGH: tuple[Bitboard, ...] = tuple(h | v for h, v in zip(H_NEIGH, V_NEIGH, strict=True))
+
+# 3-bit-group arithmetic: for a mask x, ((x >> 1 & _LO_MID) | (x << 2 & _HI)) puts at each bit of a
+# group the group's next bit (cyclically) and ((x << 1 & _MID_HI) | (x >> 2 & _LO)) the one after, so
+# `e & next(x) & after(x)` are the empty points whose two line-mates are in x.
+_LO = 0o11111111
+_MID = _LO << 1
+_HI = _LO << 2
+_LO_MID = _LO | _MID
+_MID_HI = _MID | _HI
+
+
+def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
+    return tuple(tuple(fn(k, v) for v in range(256)) for k in range(3))  # type: ignore[return-value]
+
+
+def _bits_of(mask: int) -> tuple[int, ...]:
+    return tuple(i for i in range(24) if mask >> i & 1)
+
+
+def _permute(mask: int, order) -> int:
+    return sum(1 << j for j, i in enumerate(order) if mask >> i & 1)
+
+
+_INVERSE_ORDER = [0] * 24
+for _j, _i in enumerate(COLUMN_ORDER):
+    _INVERSE_ORDER[_i] = _j
+# TO_COL maps row-order masks to column-order masks, FROM_COL back, a byte at a time.
+TO_COL0, TO_COL1, TO_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, COLUMN_ORDER))
+FROM_COL0, FROM_COL1, FROM_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, _INVERSE_ORDER))
+IDX0, IDX1, IDX2 = _byte_tables(lambda k, v: _bits_of(v << 8 * k))
+PLACE0, PLACE1, PLACE2 = _byte_tables(lambda k, v: tuple(POINTS[i] for i in _bits_of(v << 8 * k)))
+
+
+def _indices(mask: Bitboard) -> tuple[int, ...]:
+    return IDX0[mask & 255] + IDX1[mask >> 8 & 255] + IDX2[mask >> 16]
+
+
+def _in_mills(stones: Bitboard) -> Bitboard:
+    """The stones of `stones` that stand in a complete mill."""
+    full = stones & ((stones >> 1 & _LO_MID) | (stones << 2 & _HI)) \
+        & ((stones << 1 & _MID_HI) | (stones >> 2 & _LO))
+    c = TO_COL0[stones & 255] | TO_COL1[stones >> 8 & 255] | TO_COL2[stones >> 16]
+    c &= ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
+    if c:
+        full |= FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16]
+    return full
+
+
+def _removable(stones: Bitboard) -> Bitboard:
+    """The stones that may be taken: those outside mills, or any when all stand in mills."""
+    return (stones & ~_in_mills(stones)) or stones
+
+
+# Move strings and what they do, built once: MOVE_INFO[text] = (own_delta, opp_delta, placement).
+PLACE_REM = tuple(tuple(f"{POINTS[q]}x{POINTS[r]}" for r in range(24)) for q in range(24))
+STEP = tuple(tuple(f"{POINTS[p]}-{POINTS[q]}" for q in range(24)) for p in range(24))
+STEP_REM = tuple(tuple(tuple(f"{STEP[p][q]}x{POINTS[r]}" for r in range(24)) for q in range(24))
+                 for p in range(24))
+# STEPS[p][t]: the plain moves from p to the empty neighbours t (t a subset of NEIGH[p]).
+STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
+    {t: tuple(STEP[p][q] for q in _bits_of(t)) for t in (
+        sum(BIT[q] for j, q in enumerate(_bits_of(NEIGH[p])) if s >> j & 1)
+        for s in range(1 << NEIGH[p].bit_count()))}
+    for p in range(24)
+)
+
+# FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
+FLY0, FLY1, FLY2 = (
+    tuple(tuple(tuple(STEP[p][q] for q in _bits_of(v << 8 * k) if q != p) for v in range(256))
+          for p in range(24))
+    for k in range(3)
+)
+
+MOVE_INFO: dict[str, tuple[int, int, bool, int, int, int]] = {}
+"""text -> (own_delta, opp_delta, is_placement, from, to, removed) with -1 for no from / removal."""
+for _q in range(24):
+    MOVE_INFO[POINTS[_q]] = (BIT[_q], 0, True, -1, _q, -1)
+    for _r in range(24):
+        if _r != _q:
+            MOVE_INFO[PLACE_REM[_q][_r]] = (BIT[_q], BIT[_r], True, -1, _q, _r)
+    for _p in range(24):
+        if _p == _q:
+            continue
+        MOVE_INFO[STEP[_p][_q]] = (BIT[_p] | BIT[_q], 0, False, _p, _q, -1)
+        for _r in range(24):
+            if _r != _p and _r != _q:
+                MOVE_INFO[STEP_REM[_p][_q][_r]] = (BIT[_p] | BIT[_q], BIT[_r], False, _p, _q, _r)
+
+_MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
+_UNSET = object()
+
+
+class Morris(Game):
+    """Nine Men's Morris; `flying` lets a player with 3 stones jump, draws by repetition/quiet plies/cap."""
+
+    name = "morris"
+    PARAMS = {"flying": False, "repetition": 3, "quiet_plies": 100, "max_turns": 0}
+
+    def _check_params(self) -> None:
+        p = self._params
+        rep = p["repetition"]
+        if rep < 0 or rep == 1:
+            raise ValueError(f"morris: repetition must be 0 (off) or at least 2, got {rep!r}")
+        for key in ("quiet_plies", "max_turns"):
+            if p[key] < 0:
+                raise ValueError(f"morris: {key} must be 0 (off) or positive, got {p[key]!r}")
+        # Plain attributes for the hot path (Game.__getattr__ is slow).
+        self._flying = p["flying"]
+        self._rep = rep
+        self._quiet = p["quiet_plies"]
+        self._cap = p["max_turns"]
+
+    def start(self) -> MorrisState:
+        return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
+
+    def parse_move(self, text: str) -> str:
+        if text in MOVE_INFO:
+            return text
+        if not isinstance(text, str):
+            raise InvalidMoveError(f"morris: a move is a string, got {text!r}")
+        canon = "".join(text.split()).lower()
+        if canon in MOVE_INFO:
+            return canon
+        m = _MOVE_RE.fullmatch(canon)
+        if not m:
+            raise InvalidMoveError(
+                f"morris: {text!r} is not a move (expected d6, d6-d5, a1xg7 or d6-d5xg7)")
+        names = [n for n in m.groups() if n is not None]
+        for n in names:
+            if n not in INDEX:
+                raise InvalidMoveError(f"morris: {text!r} is not a move: {n} is not a point of the board")
+        raise InvalidMoveError(f"morris: {text!r} is not a move: it names the same point twice")
+
+    def state_from_wire(self, data: dict[str, Any]) -> MorrisState:
+        self._check_wire_header(data)
+
+        def field(key: str, kind: type) -> Any:
+            if key not in data:
+                raise ValueError(f"morris: wire state lacks {key!r}")
+            value = data[key]
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise ValueError(f"morris: {key!r} must be a {kind.__name__}, got {value!r}")
+            return value
+
+        seat = field("seat", int)
+        ply = field("ply", int)
+        board = field("board", str)
+        in_hand = field("in_hand", list)
+        quiet = field("quiet", int)
+        history = field("history", list)
+        if ply < 0:
+            raise ValueError(f"morris: 'ply' must be >= 0, got {ply}")
+        if seat != ply % 2:
+            raise ValueError(f"morris: 'seat' {seat} does not match 'ply' {ply} (seat 0 moves at even plies)")
+        if len(board) != 24 or set(board) - set("WB."):
+            raise ValueError(f"morris: 'board' must be 24 characters W, B or '.', got {board!r}")
+        w = sum(BIT[i] for i, c in enumerate(board) if c == "W")
+        b = sum(BIT[i] for i, c in enumerate(board) if c == "B")
+        if len(in_hand) != 2 or not all(isinstance(h, int) and not isinstance(h, bool) for h in in_hand):
+            raise ValueError(f"morris: 'in_hand' must be two whole numbers, got {in_hand!r}")
+        expect = [max(0, STONES - (ply + 1) // 2), max(0, STONES - ply // 2)]
+        if in_hand != expect:
+            raise ValueError(f"morris: 'in_hand' {in_hand} is impossible at ply {ply} (expected {expect})")
+        totals = [w.bit_count() + expect[0], b.bit_count() + expect[1]]
+        if max(totals) > STONES:
+            raise ValueError(f"morris: too many stones on 'board' for ply {ply}: {board!r}")
+        if ply and totals[1 - seat] < 3:
+            raise ValueError(f"morris: the side that just moved has {totals[1 - seat]} stones; "
+                             f"the game would have ended before: 'board' {board!r}")
+        if not 0 <= quiet <= ply:
+            raise ValueError(f"morris: 'quiet' must be between 0 and 'ply' ({ply}), got {quiet}")
+        key = w | b << 24 | seat << 48
+        hist = tuple(history)
+        if not all(isinstance(h, int) and not isinstance(h, bool) for h in hist):
+            raise ValueError("morris: 'history' must hold whole numbers")
+        if not self._rep:
+            if hist:
+                raise ValueError("morris: 'history' must be empty when repetition is off")
+        else:
+            if not hist or hist[-1] != key:
+                raise ValueError("morris: 'history' must end with the current position "
+                                 f"({key}), got {list(hist[-1:])}")
+            if len(hist) > quiet + 1 or (ply <= 2 * STONES and len(hist) != 1):
+                raise ValueError(f"morris: 'history' has {len(hist)} entries, more than the plies "
+                                 "since the last placement or removal allow")
+            counts = (w.bit_count(), b.bit_count())
+            seen: dict[int, int] = {}
+            for i, h in enumerate(hist):
+                hw, hb, hs = h & FULL, h >> 24 & FULL, h >> 48
+                if (h >> 49 or hw & hb or (hw.bit_count(), hb.bit_count()) != counts
+                        or hs != (seat + len(hist) - 1 - i) % 2):
+                    raise ValueError(f"morris: 'history' entry {i} ({h}) is not a position of this game")
+                seen[h] = seen.get(h, 0) + 1
+                if seen[h] >= self._rep and i != len(hist) - 1:
+                    raise ValueError(f"morris: 'history' repeats entry {i} ({h}) after the game was drawn")
+        if self._quiet and quiet > self._quiet or self._cap and ply > self._cap:
+            raise ValueError(f"morris: 'quiet' {quiet} or 'ply' {ply} lies past the end of the game")
+        return MorrisState(self, w, b, seat, expect[0], expect[1], ply, quiet, hist)
+
+
+class MorrisState(State):
+    """A position: both sides' stones (bitboards), stones in hand, counters and repetition history."""
+
+    __slots__ = ("_w", "_b", "_seat", "_hw", "_hb", "_ply", "_quiet", "_hist", "_moves", "_outcome")
+
+    def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
+                 ply: int, quiet: int, hist: tuple[int, ...]) -> None:
+        self.game = game
+        self._w = w
+        self._b = b
+        self._seat = seat
+        self._hw = hw
+        self._hb = hb
+        self._ply = ply
+        self._quiet = quiet
+        self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
+        self._moves: list[str] | None = None
+        self._outcome: Outcome | None = None
+
+    # --- API ---
+    @property
+    def seat(self) -> int:
+        return self._seat
+
+    @property
+    def ply(self) -> int:
+        return self._ply
+
+    @property
+    def outcome(self) -> Outcome | None:
+        if self._moves is None:
+            self._analyse()
+        return self._outcome
+
+    def is_over(self) -> bool:
+        if self._moves is None:
+            self._analyse()
+        return self._outcome is not None
+
+    def legal_moves(self) -> list[str]:
+        moves = self._moves
+        if moves is None:
+            self._analyse()
+            moves = self._moves
+        return moves[:]  # type: ignore[index]
+
+    def stones(self, seat: int) -> list[str]:
+        """The points holding `seat`'s stones."""
+        return [POINTS[i] for i in _indices(self._b if seat else self._w)]
+
+    def in_hand(self, seat: int) -> int:
+        return self._hb if seat else self._hw
+
+    def play(self, move: str) -> MorrisState:
+        moves = self._moves
+        if moves is None:
+            self._analyse()
+            moves = self._moves
+        if move not in moves:  # type: ignore[operator]
+            info = MOVE_INFO.get(move)
+            if info is None:
+                move = self.game.parse_move(move)
+                if move not in moves:  # type: ignore[operator]
+                    raise self._illegal(move)
+            else:
+                raise self._illegal(move)
+        own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
+        hw, hb = self._hw, self._hb
+        if self._seat:
+            b = self._b ^ own_delta
+            w = self._w ^ opp_delta
+            seat = 0
+            if placing:
+                hb -= 1
+        else:
+            w = self._w ^ own_delta
+            b = self._b ^ opp_delta
+            seat = 1
+            if placing:
+                hw -= 1
+        game = self.game
+        if not game._rep:  # type: ignore[attr-defined]
+            hist: tuple[int, ...] = ()
+        elif placing or opp_delta:
+            hist = (w | b << 24 | seat << 48,)
+        else:
+            hist = self._hist + (w | b << 24 | seat << 48,)
+        return MorrisState(game, w, b, seat, hw, hb, self._ply + 1,
+                           0 if opp_delta else self._quiet + 1, hist)  # type: ignore[arg-type]
+
+    # --- the one place that decides moves and outcome ---
+    def _analyse(self) -> None:
+        game: Morris = self.game  # type: ignore[assignment]
+        seat = self._seat
+        if seat:
+            own, opp, hand = self._b, self._w, self._hb
+        else:
+            own, opp, hand = self._w, self._b, self._hw
+        count = own.bit_count()
+        if count + hand <= 2:
+            self._moves = []
+            self._outcome = Outcome(1 - seat, "two stones")
+            return
+        empty = FULL ^ own ^ opp
+        # Points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
+        hc = empty & ((own >> 1 & _LO_MID) | (own << 2 & _HI)) & ((own << 1 & _MID_HI) | (own >> 2 & _LO))
+        c = TO_COL0[own & 255] | TO_COL1[own >> 8 & 255] | TO_COL2[own >> 16]
+        ec = FULL ^ (c | TO_COL0[opp & 255] | TO_COL1[opp >> 8 & 255] | TO_COL2[opp >> 16])
+        c = ec & ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
+        vc = FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16] if c else 0
+        closing = hc | vc
+        rems: tuple[int, ...] = _indices(_removable(opp)) if closing and opp else ()
+        if hand:
+            plain = empty & ~closing
+            moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+            for q in _indices(closing):
+                if rems:
+                    table = PLACE_REM[q]
+                    moves.extend([table[r] for r in rems])
+                else:
+                    moves.append(POINTS[q])
+        elif count == 3 and game._flying:
+            moves = []
+            e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
+            for p in _indices(own):
+                cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if rems else 0
+                if cl:
+                    plain = empty & ~cl
+                    f0, f1, f2 = FLY0[p], FLY1[p], FLY2[p]
+                    moves += f0[plain & 255] + f1[plain >> 8 & 255] + f2[plain >> 16]
+                    for q in _indices(cl):
+                        table = STEP_REM[p][q]
+                        moves.extend([table[r] for r in rems])
+                else:
+                    moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
+        elif not closing:
+            moves = []
+            for p in _indices(own):
+                t = NEIGH[p] & empty
+                if t:
+                    moves += STEPS[p][t]
+        else:
+            moves = []
+            for p in _indices(own):
+                t = NEIGH[p] & empty
+                if t:
+                    cl = (t & V_NEIGH[p] & hc) | (t & H_NEIGH[p] & vc)
+                    if cl and rems:
+                        moves += STEPS[p][t & ~cl]
+                        for q in _indices(cl):
+                            table = STEP_REM[p][q]
+                            moves.extend([table[r] for r in rems])
+                    else:
+                        moves += STEPS[p][t]
+        if not moves:
+            self._moves = moves
+            self._outcome = Outcome(1 - seat, "no legal move")
+            return
+        outcome = None
+        rep = game._rep
+        if rep and len(self._hist) >= rep and self._hist.count(self._hist[-1]) >= rep:
+            outcome = Outcome(None, "repetition")
+        elif game._quiet and self._quiet >= game._quiet:
+            outcome = Outcome(None, "quiet plies")
+        elif game._cap and self._ply >= game._cap:
+            outcome = Outcome(None, "move limit")
+        if outcome is not None:
+            moves = []
+        self._moves = moves
+        self._outcome = outcome
+
+    def _illegal(self, move: str) -> IllegalMoveError:
+        """Why the well-formed canonical `move` is not legal here."""
+        if self.is_over():
+            return self._over_error(move)
+        _, _, placing, frm, to, rem = MOVE_INFO[move]
+        seat = self._seat
+        me, them = COLOR_NAMES[seat], COLOR_NAMES[1 - seat]
+        own, opp, hand = (self._b, self._w, self._hb) if seat else (self._w, self._b, self._hw)
+
+        def err(why: str) -> IllegalMoveError:
+            return IllegalMoveError(f"{move!r} is illegal: {why}")
+
+        if placing and not hand:
+            return err(f"{me} has no stones left in hand and must move a stone along a line")
+        if not placing and hand:
+            return err(f"{me} still has {hand} stone(s) in hand to place first")
+        if not placing and not own & BIT[frm]:
+            return err(f"{POINTS[frm]} holds no {me} stone")
+        if (own | opp) & BIT[to]:
+            return err(f"{POINTS[to]} is occupied")
+        flying = self.game._flying and own.bit_count() == 3  # type: ignore[attr-defined]
+        if not placing and not flying and not NEIGH[frm] & BIT[to]:
+            return err(f"{POINTS[frm]} and {POINTS[to]} are not adjacent"
+                       + ("" if self.game._flying else " (flying is off)"))  # type: ignore[attr-defined]
+        after = own ^ BIT[to] ^ (BIT[frm] if frm >= 0 else 0)
+        closes = any(after & m == m for m in (ROW_MILL_OF[to], COL_MILL_OF[to]))
+        if rem < 0:
+            if closes:
+                return err(f"it closes a mill, so it must name the {them} stone to remove "
+                           f"(e.g. {move}x{POINTS[_indices(_removable(opp))[0]]})")
+            return err("not a legal move here")
+        if not closes:
+            return err(f"it closes no mill, so no stone may be removed ({POINTS[rem]})")
+        if not opp & BIT[rem]:
+            return err(f"{POINTS[rem]} holds no {them} stone")
+        if not _removable(opp) & BIT[rem]:
+            return err(f"{POINTS[rem]} stands in a mill and {them} has stones outside mills")
+        return err("not a legal move here")
+
+    # --- display and wire ---
+    def _board_string(self) -> str:
+        w, b = self._w, self._b
+        return "".join("W" if w >> i & 1 else "B" if b >> i & 1 else "." for i in range(24))
+
+    def render(self, highlight: str | None = None) -> str:
+        marks: set[int] = set()
+        if highlight:
+            info = MOVE_INFO.get(highlight)
+            if info is None:
+                try:
+                    info = MOVE_INFO[self.game.parse_move(highlight)]
+                except InvalidMoveError:
+                    info = None
+            if info is not None:
+                marks = {i for i in info[3:] if i >= 0}
+        grid = [list(line.ljust(30)) for line in _BOARD_ART]
+        cells = self._board_string()
+        for i, name in enumerate(POINTS):
+            x, y = 4 * (ord(name[0]) - 97) + 4, 2 * (7 - int(name[1]))
+            grid[y][x] = cells[i]
+            if i in marks:
+                grid[y][x - 1], grid[y][x + 1] = "[", "]"
+        lines = ["".join(row).rstrip() for row in grid]
+        lines.append("    a   b   c   d   e   f   g")
+        for s in (0, 1):
+            n = (self._b if s else self._w).bit_count()
+            lines.append(f"{COLOR_NAMES[s]} ({'WB'[s]}): {n} on board, "
+                         f"{self._hb if s else self._hw} in hand")
+        outcome = self.outcome
+        if outcome is None:
+            lines.append(f"{COLOR_NAMES[self._seat]} (seat {self._seat}) to move, ply {self._ply}, "
+                         f"{self._quiet} plies without removal")
+        elif outcome.winner is None:
+            lines.append(f"Game over: draw ({outcome.reason})")
+        else:
+            lines.append(f"Game over: {COLOR_NAMES[outcome.winner]} (seat {outcome.winner}) wins "
+                         f"({outcome.reason})")
+        return "\n".join(lines)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "game": "morris",
+            "params": self.game.params,
+            "seat": self._seat,
+            "ply": self._ply,
+            "board": self._board_string(),
+            "in_hand": [self._hw, self._hb],
+            "quiet": self._quiet,
+            "history": list(self._hist),
+        }
+
+    def _key(self) -> tuple:
+        return (self._w, self._b, self._seat, self._hw, self._hb, self._ply, self._quiet, self._hist)
+
+
+_BOARD_ART = (
+    "7   .-----------.-----------.",
+    "    |           |           |",
+    "6   |   .-------.-------.   |",
+    "    |   |       |       |   |",
+    "5   |   |   .---.---.   |   |",
+    "    |   |   |       |   |   |",
+    "4   .---.---.       .---.---.",
+    "    |   |   |       |   |   |",
+    "3   |   |   .---.---.   |   |",
+    "    |   |       |       |   |",
+    "2   |   .-------.-------.   |",
+    "    |           |           |",
+    "1   .-----------.-----------.",
+)
