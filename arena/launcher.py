@@ -1,0 +1,206 @@
+"""Start a bot as its own process group with its endpoint and token; stop the whole group.
+
+A bot's stdout and stderr go to a log file in its own working directory (never a pipe, which a
+chatty bot could fill and block on); the referee keeps that file under a size cap.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from arena.protocol import ENDPOINT_ENV, TOKEN_ENV
+
+LOG_CAP_BYTES = 1 << 20
+"""A bot's log file is cut back to its last half when it grows past this (bytes)."""
+
+LOG_NAME = "bot.log"
+
+_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+"""The directory holding the `arena`, `bots` and `rules` packages (put on the bots' PYTHONPATH)."""
+
+
+_INTERPRETER = re.compile(r"^(python|pypy|java|node|ruby|perl)")
+
+
+class LaunchError(ValueError):
+    """A bot command that cannot be run; the message names it."""
+
+
+def shipped_bots() -> dict[str, str]:
+    """The bots shipped in `bots/`: name -> "module:Class"."""
+    from bots import NAMES
+
+    return dict(NAMES)
+
+
+def resolve_command(text: str) -> tuple[str, ...]:
+    """The argv for `text`: a shipped bot NAME runs as `python -m bots NAME`, anything else is a
+    shell-like command line split with shlex. LaunchError if it is empty or its program is missing."""
+    text = str(text).strip()
+    if text in shipped_bots():
+        return (sys.executable, "-m", "bots", text)
+    try:
+        argv = tuple(shlex.split(text))
+    except ValueError as exc:
+        raise LaunchError(f"bad bot command {text!r}: {exc}") from None
+    if not argv:
+        raise LaunchError("empty bot command")
+    check_command(argv)
+    return argv
+
+
+def check_command(argv: tuple[str, ...] | list[str]) -> None:
+    """LaunchError unless argv[0] is an executable program (on PATH or as a path)."""
+    program = argv[0]
+    if shutil.which(program) is None:
+        where = "file" if os.sep in program else "program on PATH"
+        known = ", ".join(sorted(shipped_bots()))
+        raise LaunchError(
+            f"bot command {' '.join(argv)!r}: no executable {where} {program!r} "
+            f"(shipped bots: {known})"
+        )
+
+
+def display_name(text: str) -> str:
+    """A short name for a bot given as `text`: the shipped name, or the program/script name."""
+    text = str(text).strip()
+    if text in shipped_bots():
+        return text
+    try:
+        argv = shlex.split(text)
+    except ValueError:
+        return text
+    if not argv:
+        return text
+    if _INTERPRETER.match(Path(argv[0]).name):
+        for arg in argv[1:]:
+            if not arg.startswith("-"):
+                return Path(arg).stem or text
+    return Path(argv[0]).stem or text
+
+
+class BotProcess:
+    """One running bot: `start()`, `exit_status()` while it runs, `stop()` to kill its group."""
+
+    def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int = LOG_CAP_BYTES) -> None:
+        self.command = tuple(command)
+        self.workdir = Path(workdir)
+        self.log_path = self.workdir / LOG_NAME
+        self.log_cap = log_cap
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def start(self, endpoint: str, token: str) -> None:
+        """Launch the command in a new session; OSError if it cannot be executed."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        env[ENDPOINT_ENV] = endpoint
+        env[TOKEN_ENV] = token
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PROJECT_ROOT), env.get("PYTHONPATH")) if p)
+        with open(self.log_path, "ab") as log_file:  # O_APPEND: the cap can cut the file under it
+            self._process = subprocess.Popen(
+                self.command,
+                cwd=self.workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+            )
+
+    def exit_status(self) -> str | None:
+        """None while the process runs, else how it ended ("exited with code 3", "killed by
+        SIGSEGV"). The process is not reaped, so its group id stays valid for `stop()`."""
+        if self._process is None:
+            return "never started"
+        if self._process.returncode is not None:
+            return _describe_returncode(self._process.returncode)
+        try:
+            info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return _describe_returncode(self._process.poll())
+        if info is None or info.si_pid == 0:
+            return None
+        if info.si_code == os.CLD_EXITED:
+            return f"exited with code {info.si_status}"
+        return f"killed by {_signal_name(info.si_status)}"
+
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Wait up to `grace_s` for the bot to exit by itself, then kill its whole process group."""
+        process = self._process
+        if process is None:
+            return
+        deadline = time.monotonic() + grace_s
+        while self.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+            pass
+
+    # --- the log file ---
+    def log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def read_log(self, offset: int, max_chars: int) -> str:
+        """What the bot wrote since `offset` (the last `max_chars` characters of it)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                start = offset if offset <= size else 0
+                start = max(start, size - 4 * max_chars)
+                f.seek(start)
+                data = f.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", "replace")
+        return text if len(text) <= max_chars else "..." + text[-max_chars:]
+
+    def cap_log(self) -> bool:
+        """Cut the log back to its last half if it is over the cap; True if it was cut."""
+        if self.log_size() <= self.log_cap:
+            return False
+        try:
+            with open(self.log_path, "r+b") as f:
+                f.seek(-(self.log_cap // 2), os.SEEK_END)
+                tail = f.read()
+                f.seek(0)
+                f.truncate()
+                f.write(b"[... arena: log cut to its last %d bytes ...]\n" % len(tail) + tail)
+        except OSError:
+            return False
+        return True
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _describe_returncode(code: int | None) -> str | None:
+    if code is None:
+        return None
+    if code < 0:
+        return f"killed by {_signal_name(-code)}"
+    return f"exited with code {code}"

@@ -1,0 +1,214 @@
+"""Bot protocol v1: message names, msgpack framing with validation, and the two ZeroMQ sockets.
+
+This is the only module of arena that imports zmq and msgpack. The referee binds a ROUTER
+(`RefereeEndpoint`); each bot connects a DEALER (`BotClient`). Every message is one frame holding
+one msgpack map with a string `type`; docs/PROTOCOL.md describes every field.
+
+Wire traffic is logged at debug level on the "arena.protocol" logger as `>>` (sent) and `<<`
+(received).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import time
+from typing import Any
+
+import msgpack
+import zmq
+
+log = logging.getLogger("arena.protocol")
+
+PROTOCOL_VERSION = 1
+
+ENDPOINT_ENV = "ARENA_ENDPOINT"
+"""Environment variable holding the ZeroMQ endpoint a bot connects its DEALER to."""
+TOKEN_ENV = "ARENA_TOKEN"
+"""Environment variable holding the bot's secret, sent back in `hello`."""
+
+MAX_MESSAGE_BYTES = 1 << 20
+"""Largest frame the referee accepts (bytes); a peer sending more is disconnected by ZeroMQ."""
+
+LINGER_MS = 0
+"""Pending messages are dropped at close: a finished match never waits for a dead peer."""
+
+# bot -> referee
+HELLO = "hello"
+MOVE = "move"
+# referee -> bot
+NEW_GAME = "new_game"
+TURN = "turn"
+GAME_OVER = "game_over"
+BYE = "bye"
+
+
+class ProtocolError(ValueError):
+    """A frame that is not a valid protocol message; the message says what is wrong."""
+
+
+_INT = (int,)
+_NUMBER = (int, float)
+
+# type -> ((field, accepted python types, required), ...). Extra fields are allowed (forward
+# compatibility); bool is never accepted where an int is expected.
+_BOT_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
+    HELLO: (("token", (str,), True), ("name", (str,), True), ("protocol", _INT, True)),
+    MOVE: (("game_id", (str,), True), ("ply", _INT, True), ("move", (str,), True),
+           ("info", (dict,), False)),
+}
+_REFEREE_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
+    NEW_GAME: (("game_id", (str,), True), ("game", (str,), True), ("params", (dict,), True),
+               ("seat", _INT, True), ("opponent", (str,), True), ("time", (dict,), True),
+               ("seed", _INT, True), ("protocol", _INT, True)),
+    TURN: (("game_id", (str,), True), ("ply", _INT, True), ("state", (dict,), True),
+           ("moves", (list,), True), ("legal", (list,), True), ("time_left_s", _NUMBER, True)),
+    GAME_OVER: (("game_id", (str,), True), ("winner", (int, type(None)), True),
+                ("scores", (list, type(None)), True), ("reason", (str,), True)),
+    BYE: (),
+}
+
+_packer = msgpack.Packer(use_bin_type=True)
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One msgpack frame for `message` (a dict with a string `type`)."""
+    try:
+        return _packer.pack(message)
+    except (TypeError, ValueError, OverflowError) as exc:
+        _packer.reset()
+        raise ProtocolError(f"cannot encode {message.get('type')!r} message: {exc}") from None
+
+
+def _unpack(frame: bytes) -> dict[str, Any]:
+    if not isinstance(frame, (bytes, bytearray, memoryview)):
+        raise ProtocolError(f"a frame must be bytes, got {type(frame).__name__}")
+    try:
+        message = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+    except Exception as exc:  # msgpack raises many kinds: ExtraData, StackError, ValueError...
+        raise ProtocolError(f"not a msgpack message ({type(exc).__name__}: {exc}); "
+                            f"first bytes {bytes(frame[:16])!r}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"a message must be a msgpack map, got {type(message).__name__}")
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError(f"a message needs a string 'type', got {kind!r}")
+    return message
+
+
+def _check(message: dict[str, Any], schema: dict) -> dict[str, Any]:
+    kind = message["type"]
+    fields = schema.get(kind)
+    if fields is None:
+        raise ProtocolError(f"unknown message type {kind!r} (expected one of {', '.join(schema)})")
+    for name, kinds, required in fields:
+        if name not in message:
+            if required:
+                raise ProtocolError(f"{kind!r} message without {name!r}")
+            continue
+        value = message[name]
+        if not isinstance(value, kinds) or (value is True or value is False) and bool not in kinds:
+            names = " or ".join("nil" if k is type(None) else k.__name__ for k in kinds)
+            raise ProtocolError(f"{kind!r} message: {name!r} must be {names}, got {value!r:.80}")
+    return message
+
+
+def decode_bot_message(frame: bytes) -> dict[str, Any]:
+    """A validated bot -> referee message (hello or move); ProtocolError says what is wrong."""
+    return _check(_unpack(frame), _BOT_FIELDS)
+
+
+def decode_referee_message(frame: bytes) -> dict[str, Any]:
+    """A validated referee -> bot message; ProtocolError for a malformed or unknown one."""
+    return _check(_unpack(frame), _REFEREE_FIELDS)
+
+
+def _timeout_ms(seconds: float | None) -> int | None:
+    if seconds is None:
+        return None
+    return max(0, math.ceil(seconds * 1000))
+
+
+class RefereeEndpoint:
+    """The referee's ROUTER socket on a random loopback port. Use as a context manager."""
+
+    def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.ROUTER)
+        self._socket.setsockopt(zmq.LINGER, LINGER_MS)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        port = self._socket.bind_to_random_port(f"tcp://{host}")
+        self.endpoint = f"tcp://{host}:{port}"
+        self._debug = log.isEnabledFor(logging.DEBUG)
+
+    def send(self, identity: bytes, message: dict[str, Any]) -> None:
+        """Queue `message` for the peer `identity`; a gone or stalled peer loses it silently."""
+        frame = encode(message)
+        if self._debug:
+            log.debug(">> %r %r", identity, message)
+        try:
+            self._socket.send_multipart((identity, frame), zmq.NOBLOCK)
+        except zmq.Again:
+            log.info("peer %r is not reading: %s message dropped", identity, message.get("type"))
+
+    def receive(self, timeout_s: float) -> tuple[bytes, bytes | None] | None:
+        """Wait at most `timeout_s` for one message: (identity, frame), None on timeout.
+
+        The frame is None when the peer sent a multi-frame message (invalid in v1).
+        """
+        if not self._socket.poll(_timeout_ms(timeout_s), zmq.POLLIN):
+            return None
+        try:
+            parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=True)
+        except zmq.Again:
+            return None
+        frame = parts[1] if len(parts) == 2 else None
+        if self._debug:
+            log.debug("<< %r %r", parts[0], frame if frame is None or len(frame) < 200 else frame[:200])
+        return parts[0], frame
+
+    def close(self) -> None:
+        self._socket.close(linger=LINGER_MS)
+        self._context.term()
+
+    def __enter__(self) -> RefereeEndpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BotClient:
+    """A bot's DEALER socket connected to the referee. Use as a context manager."""
+
+    def __init__(self, endpoint: str) -> None:
+        self._context = zmq.Context()
+        self._socket = self._context.socket(zmq.DEALER)
+        self._socket.setsockopt(zmq.LINGER, LINGER_MS)
+        self._socket.connect(endpoint)
+
+    def send(self, message: dict[str, Any]) -> None:
+        self._socket.send(encode(message))
+
+    def send_raw(self, frame: bytes) -> None:
+        """Send bytes as they are (for tests of the referee's validation)."""
+        self._socket.send(frame)
+
+    def receive(self, timeout_s: float | None = None) -> dict[str, Any] | None:
+        """The next referee message, validated; None after `timeout_s` (None: wait for ever)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return None
+            if self._socket.poll(_timeout_ms(remaining), zmq.POLLIN):
+                return decode_referee_message(self._socket.recv())
+
+    def close(self) -> None:
+        self._socket.close(linger=LINGER_MS)
+        self._context.term()
+
+    def __enter__(self) -> BotClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
