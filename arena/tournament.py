@@ -1,0 +1,438 @@
+"""A tournament: its TOML file, and the runner that plays every missing game exactly once.
+
+The file (see examples/):
+
+    name = "demo"                 # optional: the results directory name (default: the file's stem)
+    game = "domineering"          # a game of `rules`
+    time = "0.2"                  # seconds per move, or "BASE+INC" (default: the assignment's limit)
+    games_per_pairing = 2         # even: every pairing plays as many games in each seat
+    seed = 1                      # the games' seeds derive from it
+    games_per_task = 2            # optional: games a worker plays with the same two bot processes
+    description = "..."           # optional, free text
+    [params]                      # optional: the game's parameters (rules.load)
+    rows = 6
+    [[bots]]                      # two or more
+    name = "random"
+    command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
+                                  # or an argv list (["java", "-jar", "bot.jar"])
+
+The runner: the parent process opens the results database (arena.store), accepts or refuses the
+file's fingerprint, builds a MatchSpec for every chunk of games not yet stored, runs them through a
+`concurrent.futures` executor (a ProcessPoolExecutor by default; any executor with `submit` works,
+e.g. a Dask client's), and commits each returned game in its own transaction. Only the parent
+writes the database. A task that is lost (killed worker, run interrupted) simply leaves its games
+missing: the next run plays them.
+"""
+from __future__ import annotations
+
+import _thread
+import dataclasses
+import json
+import multiprocessing
+import os
+import re
+import shlex
+import sys
+import threading
+import time
+import tomllib
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena.clock import TimeControl
+from arena.match import BotSpec, MatchSpec
+from arena.records import GameRecord
+from arena.scheduler import Pairing, round_robin
+from arena.store import DB_NAME, Store
+
+DEFAULT_GAMES_PER_PAIRING = 2
+DEFAULT_GAMES_PER_TASK = 2
+"""Games a worker plays with the same two bot processes: small keeps little work in flight
+(an interrupted run replays at most this many games per worker), large saves bot start-ups."""
+DEFAULT_RESULTS_ROOT = "results"
+_POOL_RESTARTS = 2
+"""How many times a broken process pool (a worker killed) is rebuilt before giving up."""
+_PARENT_POLL_S = 0.5
+
+_KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
+         "description", "title"}
+_BOT_KEYS = {"name", "command"}
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+
+
+class TournamentError(ValueError):
+    """A tournament file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """A bot of the tournament: `command` as written in the file, `argv` as it will run."""
+
+    name: str
+    command: str | tuple[str, ...]
+    argv: tuple[str, ...]
+
+    def spec(self) -> BotSpec:
+        return BotSpec(self.name, self.argv)
+
+
+@dataclass(frozen=True)
+class Tournament:
+    path: Path
+    name: str
+    game: str
+    params: dict[str, Any]
+    time_control: TimeControl
+    bots: tuple[BotEntry, ...]
+    games_per_pairing: int = DEFAULT_GAMES_PER_PAIRING
+    seed: int = 0
+    games_per_task: int = DEFAULT_GAMES_PER_TASK
+    description: str = ""
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What the stored games depend on (arena.store decides which changes are allowed)."""
+        return {
+            "name": self.name,
+            "game": self.game,
+            "params": self.params,
+            "time_control": str(self.time_control),
+            "games_per_pairing": self.games_per_pairing,
+            "seed": self.seed,
+            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command)}
+                     for b in self.bots],
+        }
+
+    def pairings(self) -> list[Pairing]:
+        return round_robin([b.name for b in self.bots], self.games_per_pairing)
+
+    def results_dir(self, root: str | Path = DEFAULT_RESULTS_ROOT) -> Path:
+        return Path(root) / self.name
+
+    def total_games(self) -> int:
+        n = len(self.bots)
+        return n * (n - 1) // 2 * self.games_per_pairing
+
+    def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
+        bots = {b.name: b for b in self.bots}
+        return MatchSpec(
+            match_id=pairing.pairing_id, game=self.game,
+            bots=(bots[pairing.a].spec(), bots[pairing.b].spec()),
+            time_control=self.time_control, game_numbers=numbers, params=dict(self.params), seed=self.seed,
+        )
+
+
+# --- reading the file ---
+
+def load(path: str | Path, check_commands: bool = True) -> Tournament:
+    """Read and check a tournament file; TournamentError names the file and the bad key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TournamentError(f"{path}: no such tournament file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TournamentError(f"{path}: cannot read the tournament file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TournamentError(f"{path}: bad TOML: {exc}") from None
+    return from_dict(data, path, check_commands)
+
+
+def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
+    import rules
+    from arena.launcher import LaunchError, check_command, resolve_command
+
+    def bad(key: str, why: str) -> TournamentError:
+        return TournamentError(f"{path}: {key}: {why}")
+
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise bad("name", f"{name!r} is not a usable name "
+                  "(letters, digits, . _ + -; it names the results directory)")
+    game_name = data.get("game")
+    if not isinstance(game_name, str):
+        raise bad("game", f"required, a game name ({', '.join(rules.names())})" if game_name is None
+                  else f"must be a game name, got {game_name!r}")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        raise bad("params", f"must be a table of the game's parameters, got {params!r}")
+    try:
+        game = rules.load(game_name, **params)
+    except ValueError as exc:
+        raise bad("game" if game_name not in rules.names() else "params", str(exc)) from None
+    time_value = data.get("time")
+    try:
+        if time_value is None:
+            time_control = TimeControl.for_game(game_name)
+        elif isinstance(time_value, bool) or not isinstance(time_value, (str, int, float)):
+            raise ValueError(f"bad time control {time_value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
+        else:
+            time_control = TimeControl.parse(str(time_value))
+    except ValueError as exc:
+        raise bad("time", str(exc)) from None
+    ints = {}
+    for key, default, low in (("games_per_pairing", DEFAULT_GAMES_PER_PAIRING, 2), ("seed", 0, None),
+                              ("games_per_task", DEFAULT_GAMES_PER_TASK, 1)):
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+            raise bad(key, f"must be a whole number{f' >= {low}' if low is not None else ''}, got {value!r}")
+        ints[key] = value
+    if ints["games_per_pairing"] % 2:
+        raise bad("games_per_pairing",
+                  f"must be even so that seats swap evenly, got {ints['games_per_pairing']}")
+    for key in ("description", "title"):
+        if not isinstance(data.get(key, ""), str):
+            raise bad(key, "must be a string")
+    raw_bots = data.get("bots")
+    if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
+        raise bad("bots", "required: a [[bots]] table for each bot, with name and command")
+    bots: list[BotEntry] = []
+    seen: set[str] = set()
+    for k, raw in enumerate(raw_bots, 1):
+        where = f"bots[{k}]"
+        unknown = sorted(set(raw) - _BOT_KEYS)
+        if unknown:
+            raise bad(f"{where}.{unknown[0]}", "unknown key (known: command, name)")
+        bot_name = raw.get("name")
+        if not isinstance(bot_name, str) or not _NAME_RE.match(bot_name):
+            raise bad(f"{where}.name", f"{bot_name!r} is not a usable bot name (letters, digits, . _ + -)")
+        if bot_name in seen:
+            raise bad(f"{where}.name", f"bot name {bot_name!r} appears twice")
+        seen.add(bot_name)
+        command = raw.get("command")
+        try:
+            if isinstance(command, str):
+                argv = resolve_command(command) if check_commands else _split(command)
+                written: str | tuple[str, ...] = command
+            elif isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+                argv = tuple(command)
+                if check_commands:
+                    check_command(argv)
+                written = argv
+            else:
+                raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
+                                  f"got {command!r}")
+        except LaunchError as exc:
+            raise bad(f"{where}.command", f"bot {bot_name!r}: {exc}") from None
+        bots.append(BotEntry(bot_name, written, argv))
+    if len(bots) < 2:
+        raise bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
+    return Tournament(
+        path=path, name=name, game=game_name, params=game.params, time_control=time_control,
+        bots=tuple(bots), games_per_pairing=ints["games_per_pairing"], seed=ints["seed"],
+        games_per_task=ints["games_per_task"], description=data.get("description", ""),
+    )
+
+
+def _split(command: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(command))
+    except ValueError:
+        return (command,)
+
+
+# --- the worker side ---
+
+def play_task(spec: MatchSpec) -> list[str]:
+    """Play `spec` (in a worker process) and return its game records as JSON strings."""
+    from arena.referee import run_match
+
+    return [record.to_json() for record in run_match(spec)]
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Worker initializer: if the parent dies (even by kill -9), interrupt the running match so the
+    referee stops its bots, then leave; the lost games are replayed by the next run."""
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(_PARENT_POLL_S)
+        _thread.interrupt_main()
+        time.sleep(5.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
+
+
+# --- the parent side ---
+
+@dataclass
+class RunSummary:
+    planned: int = 0
+    stored: int = 0
+    already: int = 0
+    failures: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    wall_s: float = 0.0
+
+    @property
+    def missing(self) -> int:
+        return self.planned - self.stored
+
+
+class Progress:
+    """A one-line text progress bar with a running count of results, on stderr."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int, done: int, stream: TextIO | None) -> None:
+        self.total, self.done, self.stream = total, done, stream
+        self.counts = {"seat 0 wins": 0, "seat 1 wins": 0, "draws": 0, "forfeits": 0}
+        self.started = time.monotonic()
+        self._last = 0.0
+        self._printed = ""
+        self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+
+    def add(self, record: GameRecord) -> None:
+        self.done += 1
+        key = {0: "seat 0 wins", 1: "seat 1 wins"}.get(record.winner, "draws")  # type: ignore[arg-type]
+        self.counts[key] += 1
+        if record.forfeit:
+            self.counts["forfeits"] += 1
+        self.show()
+
+    def line(self) -> str:
+        filled = int(self.WIDTH * self.done / self.total) if self.total else self.WIDTH
+        counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
+        elapsed = time.monotonic() - self.started
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        return f"[{bar}] {self.done}/{self.total} games ({counts}) {elapsed:.0f}s"
+
+    def show(self, final: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        if not final and not self._tty and now - self._last < 1.0 and self.done < self.total:
+            return
+        line = self.line()
+        if not self._tty and line.split("]")[1] == self._printed:
+            return
+        self._printed = line.split("]")[1]
+        self._last = now
+        end = "\n" if final or not self._tty else ""
+        self.stream.write(("\r" if self._tty else "") + line + end)
+        self.stream.flush()
+
+
+def plan(tournament: Tournament, stored: dict[str, set[int]]) -> list[MatchSpec]:
+    """MatchSpecs for every game not stored, in chunks of games_per_task, first chunks first."""
+    chunked: list[list[MatchSpec]] = []
+    for pairing in tournament.pairings():
+        have = stored.get(pairing.pairing_id, set())
+        missing = [n for n in range(pairing.games) if n not in have]
+        size = tournament.games_per_task
+        chunks = [tuple(missing[i:i + size]) for i in range(0, len(missing), size)]
+        chunked.append([tournament.match_spec(pairing, c) for c in chunks])
+    specs = []
+    for depth in range(max((len(c) for c in chunked), default=0)):
+        specs += [c[depth] for c in chunked if depth < len(c)]
+    return specs
+
+
+def run(
+    tournament: Tournament,
+    results_root: str | Path = DEFAULT_RESULTS_ROOT,
+    concurrency: int = 1,
+    executor: Executor | None = None,
+    progress: TextIO | None = sys.stderr,
+    task: Callable[[MatchSpec], list[str]] = play_task,
+) -> RunSummary:
+    """Play every game of `tournament` not yet stored; each game is committed as it comes back.
+
+    `executor`: any concurrent.futures-style executor (its `submit` must return Futures); by default
+    a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
+    StoreError if the file changed in a way that breaks exactly-once.
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    started = time.monotonic()
+    summary = RunSummary()
+    with Store(tournament.results_dir(results_root) / DB_NAME) as store:
+        store.accept_fingerprint(tournament.fingerprint())
+        stored = store.stored_numbers()
+        summary.already = sum(len(v) for v in stored.values())
+        specs = plan(tournament, stored)
+        summary.planned = sum(len(s.game_numbers) for s in specs)
+        bar = Progress(tournament.total_games(), summary.already, progress)
+        bar.show()
+        pending = list(specs)
+        restarts = 0
+        try:
+            while pending:
+                own = executor is None
+                pool = executor if executor is not None else _make_pool(concurrency)
+                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
+                pending = []
+                broken = False
+                clean = False
+                try:
+                    for future in as_completed(futures):
+                        spec = futures[future]
+                        try:
+                            results = future.result()
+                        except BrokenProcessPool:
+                            broken = True
+                            pending.append(spec)
+                            continue
+                        except Exception as exc:  # the referee failed on this match: report, go on
+                            summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
+                                                    f"{type(exc).__name__}: {exc}")
+                            continue
+                        _store_results(store, spec, results, summary, bar)
+                    clean = not broken
+                finally:
+                    if own:  # after an interrupt, do not wait for the matches still running
+                        pool.shutdown(wait=clean, cancel_futures=True)
+                if broken:
+                    restarts += 1
+                    if restarts > _POOL_RESTARTS or not own:
+                        summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
+                                             for s in pending]
+                        pending = []
+        except KeyboardInterrupt:
+            summary.interrupted = True
+        bar.show(final=True)
+    summary.wall_s = time.monotonic() - started
+    return summary
+
+
+def _make_pool(concurrency: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+_RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
+
+
+def _store_results(store: Store, spec: MatchSpec, results: Any, summary: RunSummary, bar: Progress) -> None:
+    """Check what a worker sent back and commit each game of `spec` in its own transaction."""
+    wanted = {spec.game_id(n): n for n in spec.game_numbers}
+    if not isinstance(results, list):
+        summary.failures.append(f"{spec.match_id}: the worker returned {type(results).__name__}, not a list")
+        return
+    for item in results:
+        try:
+            data = json.loads(item) if isinstance(item, str) else item
+            record = GameRecord.from_dict({k: v for k, v in data.items() if k in _RECORD_FIELDS})
+        except (TypeError, ValueError, AttributeError) as exc:
+            summary.failures.append(f"{spec.match_id}: unreadable game record ({exc})")
+            continue
+        number = wanted.pop(record.game_id, None)
+        expected = [b.name for b in spec.seats(number)] if number is not None else None
+        if number is None or list(record.players) != expected:
+            summary.failures.append(f"{spec.match_id}: unexpected game {record.game_id!r} "
+                                    f"players {record.players!r} (not stored)")
+            continue
+        if store.add_game(spec.match_id, number, record):
+            summary.stored += 1
+            bar.add(record)
+    for game_id in wanted:
+        summary.failures.append(f"{spec.match_id}: game {game_id} did not come back")

@@ -1,0 +1,263 @@
+"""The tournament commands of `arena`: tournament run, standings, publish, submit.
+
+arena/cli.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
+the parsed arguments and returns the exit code: 0 done, 1 games left to play (run it again),
+2 bad input (the one-line message names it), 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from arena import tournament as tmod
+from arena.store import DB_NAME, StoreError
+
+EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+SUBMIT_GAMES = 2
+SUBMIT_OPPONENT = "random"
+
+
+class CommandError(Exception):
+    """A bad input or a refused request: printed as one line, exit code 2."""
+
+
+def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
+    """Register `tournament run`, `standings`, `publish` and `submit` on `arena`'s subparsers."""
+    results_help = "the directory holding every tournament's results (default: results)"
+    which_help = "the tournament file, or its name under --results"
+
+    tour = subparsers.add_parser("tournament", help="run a round-robin tournament from a TOML file")
+    tsub = tour.add_subparsers(dest="tournament_command", metavar="COMMAND")
+    tsub.required = True
+    run = tsub.add_parser("run", help="play every game not yet played (resumes after an interruption)")
+    run.add_argument("tournament", metavar="TOURNAMENT", help="the tournament file (.toml)")
+    run.add_argument("--concurrency", "-j", type=int, default=1,
+                     help="matches played at once (default 1; at most the number of cores)")
+    run.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
+    run.set_defaults(func=cmd_run)
+
+    st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
+    st.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
+    st.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    st.add_argument("--markdown", action="store_true", help="print markdown tables")
+    st.set_defaults(func=cmd_standings)
+
+    pub = subparsers.add_parser("publish", help="write standings, crosstable, games and index.html")
+    pub.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
+    pub.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    pub.set_defaults(func=cmd_publish)
+
+    sub = subparsers.add_parser("submit",
+                                help="check a bot against the random bot, then add it to a tournament")
+    sub.add_argument("tournament", metavar="TOURNAMENT",
+                     help="the tournament file (.toml) to append the bot to")
+    sub.add_argument("name", metavar="NAME", help="the bot's name in the tournament")
+    sub.add_argument("command", metavar="COMMAND", nargs=argparse.REMAINDER,
+                     help="the bot: a shipped bot name or a command line (its own options included)")
+    sub.add_argument("--games", type=int, default=SUBMIT_GAMES,
+                     help=f"games of the check against {SUBMIT_OPPONENT} (default {SUBMIT_GAMES})")
+    sub.set_defaults(func=cmd_submit)
+
+
+def _guard(func):
+    """Turn the errors of bad input into one line on stderr and exit code 2, never a traceback."""
+
+    def wrapped(args: argparse.Namespace) -> int:
+        from arena.launcher import LaunchError
+
+        try:
+            return func(args)
+        except (CommandError, tmod.TournamentError, StoreError, LaunchError) as exc:
+            print(f"arena: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            print("arena: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except OSError as exc:
+            print(f"arena: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    wrapped.__name__ = func.__name__
+    wrapped.__doc__ = func.__doc__
+    return wrapped
+
+
+def results_dir_of(arg: str, root: str) -> Path:
+    """The results directory for TOURNAMENT: a tournament file, a results directory, or a name."""
+    path = Path(arg)
+    if path.is_file():
+        return tmod.load(path, check_commands=False).results_dir(root)
+    if (path / DB_NAME).is_file():
+        return path
+    if (Path(root) / arg / DB_NAME).is_file():
+        return Path(root) / arg
+    raise CommandError(f"{arg}: no such tournament file, and no results under {Path(root) / arg}")
+
+
+@_guard
+def cmd_run(args: argparse.Namespace) -> int:
+    """arena tournament run TOURNAMENT [--concurrency N]"""
+    if args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    tour = tmod.load(args.tournament)
+    out = tour.results_dir(args.results)
+    done_before = _stored(out)
+    print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
+          f"{len(tour.bots)} bots, "
+          f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
+          f"({done_before} already stored) -> {out}", file=sys.stderr)
+    summary = tmod.run(tour, args.results, concurrency=args.concurrency,
+                       progress=None if args.quiet else sys.stderr)
+    for failure in summary.failures:
+        print(f"arena: warning: {failure}", file=sys.stderr)
+    if not args.quiet:
+        from arena.standings import report
+
+        print(report(out))
+    missing = tour.total_games() - _stored(out)
+    if summary.interrupted:
+        print(f"arena: interrupted with {missing} games left; run the same command again to finish",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if missing:
+        print(f"arena: {missing} games not played; run the same command again to play them", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
+          f"({summary.stored} this run)", file=sys.stderr)
+    return EXIT_OK
+
+
+def _stored(out: Path) -> int:
+    if not (out / DB_NAME).is_file():
+        return 0
+    from arena.store import Store
+
+    with Store(out / DB_NAME, create=False) as store:
+        return store.count()
+
+
+def _params(params: dict) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+
+
+@_guard
+def cmd_standings(args: argparse.Namespace) -> int:
+    """arena standings TOURNAMENT"""
+    from arena.standings import report
+
+    print(report(results_dir_of(args.tournament, args.results), "github" if args.markdown else "simple"))
+    return EXIT_OK
+
+
+@_guard
+def cmd_publish(args: argparse.Namespace) -> int:
+    """arena publish TOURNAMENT"""
+    from arena.standings import publish
+
+    out = results_dir_of(args.tournament, args.results)
+    written = publish(out)
+    print(f"wrote {len(written)} files under {out}: " + ", ".join(
+        sorted({str(p.relative_to(out)).split(os.sep)[0] for p in written})))
+    return EXIT_OK
+
+
+@_guard
+def cmd_submit(args: argparse.Namespace) -> int:
+    """arena submit TOURNAMENT NAME COMMAND..."""
+    from arena.launcher import check_command, resolve_command
+
+    path = Path(args.tournament)
+    tour = tmod.load(path, check_commands=False)
+    name = args.name
+    if not tmod._NAME_RE.match(name):
+        raise CommandError(f"bot name {name!r} is not usable (letters, digits, . _ + -, at most 64)")
+    if any(b.name == name for b in tour.bots):
+        raise CommandError(f"{path}: a bot named {name!r} is already in the tournament")
+    if not args.command:
+        raise CommandError("submit needs the bot's COMMAND")
+    if args.games < 1:
+        raise CommandError(f"--games must be at least 1, got {args.games}")
+    if len(args.command) == 1:
+        written: str | list[str] = args.command[0]
+        argv = resolve_command(args.command[0])
+    else:
+        written = list(args.command)
+        argv = tuple(args.command)
+        check_command(argv)
+    reason = check_bot(tour, name, argv, args.games)
+    if reason is not None:
+        print(f"arena: rejected: {reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    append_bot(path, name, written)
+    print(f"{name}: passed {args.games} games against {SUBMIT_OPPONENT} and was added to {path}")
+    return EXIT_OK
+
+
+def check_bot(tour: tmod.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
+    """Play `games` games of the tournament's game and clock against the random bot; None if the
+    bot said hello and answered every turn with a legal move in time, else why not."""
+    from arena.launcher import resolve_command
+    from arena.match import BotSpec, MatchSpec
+    from arena.referee import run_match
+
+    opponent = f"{SUBMIT_OPPONENT}-opponent" if name == SUBMIT_OPPONENT else SUBMIT_OPPONENT
+    spec = MatchSpec(
+        match_id=f"submit-{name}", game=tour.game,
+        bots=(BotSpec(name, tuple(argv)), BotSpec(opponent, resolve_command(SUBMIT_OPPONENT))),
+        time_control=tour.time_control, game_numbers=tuple(range(games)), params=dict(tour.params),
+        seed=tour.seed,
+    )
+    try:
+        records = run_match(spec)
+    except Exception as exc:  # the referee should not fail; if it does, the bot is not admitted
+        return f"the check match failed: {type(exc).__name__}: {exc}"
+    if len(records) != games:
+        return f"the check match ended after {len(records)} of {games} games"
+    for record in records:
+        forfeit = record.forfeit
+        if forfeit and record.players[forfeit.get("seat", -1)] == name:
+            detail = f" ({forfeit.get('detail')})" if forfeit.get("detail") else ""
+            return (f"bot {name!r}: {forfeit.get('reason')} in game {record.game_id} after "
+                    f"{len(record.moves)} plies{detail}")
+        if not any(m.seat == record.players.index(name) for m in record.moves) and not record.forfeit:
+            return f"bot {name!r} made no move in game {record.game_id} ({record.reason})"
+    return None
+
+
+def append_bot(path: Path, name: str, command: str | list[str]) -> None:
+    """Append a [[bots]] table to the tournament file, after checking the result still reads."""
+    text = path.read_text(encoding="utf-8")
+    value = json.dumps(command)  # a JSON string or list of strings is a valid TOML value
+    addition = f'\n[[bots]]\nname = {json.dumps(name)}\ncommand = {value}\n'
+    new_text = (text if text.endswith("\n") or not text else text + "\n") + addition
+    import tomllib
+
+    try:
+        data = tomllib.loads(new_text)
+        new = tmod.from_dict(data, path, check_commands=False)
+    except (tomllib.TOMLDecodeError, ValueError) as exc:
+        raise CommandError(f"{path}: cannot append [[bots]] to this file ({exc}); "
+                           "add the bot by hand") from None
+    if new.bots[-1].name != name:
+        raise CommandError(f"{path}: the appended bot does not come last; add it by hand")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(new_text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m arena.tournament_cli ...`: the same commands without the rest of `arena`."""
+    parser = argparse.ArgumentParser(prog="arena")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    add_tournament_parsers(subparsers)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
