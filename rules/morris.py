@@ -249,7 +249,14 @@ class Morris(Game):
                     raise ValueError(f"morris: 'history' repeats entry {i} ({h}) after the game was drawn")
         if self._quiet and quiet > self._quiet or self._cap and ply > self._cap:
             raise ValueError(f"morris: 'quiet' {quiet} or 'ply' {ply} lies past the end of the game")
-        return MorrisState(self, w, b, seat, expect[0], expect[1], ply, quiet, hist)
+        state = MorrisState(self, w, b, seat, expect[0], expect[1], ply, quiet, hist)
+        if "outcome" not in data:
+            raise ValueError("morris: wire state lacks 'outcome'")
+        outcome = state.outcome
+        if data["outcome"] != (None if outcome is None else outcome.to_wire()):
+            raise ValueError(f"morris: 'outcome' {data['outcome']!r} does not match the position "
+                             f"({outcome!r})")
+        return state
 
 
 class MorrisState(State):
@@ -512,6 +519,7 @@ class MorrisState(State):
             "in_hand": [self._hw, self._hb],
             "quiet": self._quiet,
             "history": list(self._hist),
+            "outcome": None if self.outcome is None else self.outcome.to_wire(),
         }
 
     def _key(self) -> tuple:

@@ -7,6 +7,7 @@ import pytest
 
 import rules
 from rules import IllegalMoveError, InvalidMoveError
+from rules.morris import MorrisState
 
 POINTS = "a1 d1 g1 b2 d2 f2 c3 d3 e3 a4 b4 c4 e4 f4 g4 c5 d5 e5 b6 d6 f6 a7 d7 g7".split()
 LINES = [line.split() for line in (
@@ -28,7 +29,11 @@ def position(white: str, black: str, seat: int = 0, ply: int | None = None, **pa
     key = wmask | bmask << 24 | seat << 48
     wire = {"game": "morris", "params": game.params, "seat": seat, "ply": ply, "board": board,
             "in_hand": hand, "quiet": 0, "history": [key] if game.repetition else []}
-    return game.state_from_wire(wire)
+    direct = MorrisState(game, wmask, bmask, seat, hand[0], hand[1], ply, 0, tuple(wire["history"]))
+    wire["outcome"] = direct.to_wire()["outcome"]
+    state = game.state_from_wire(wire)
+    assert state == direct
+    return state
 
 
 def play_all(state: rules.State, moves: str) -> rules.State:
@@ -296,6 +301,7 @@ def test_params_defaults():
     ({"history": []}, "history"),
     ({"history": ["a"]}, "history"),
     ({"ply": "3"}, "ply"),
+    ({"outcome": {"winner": 0, "reason": "two stones", "scores": None}}, "outcome"),
 ])
 def test_bad_wire(change, word):
     game = rules.load("morris")
@@ -309,7 +315,7 @@ def test_wire_example():
     assert wire == {
         "game": "morris", "params": {"flying": False, "repetition": 3, "quiet_plies": 100, "max_turns": 0},
         "seat": 0, "ply": 2, "board": "B" + "." * 18 + "W" + "." * 4,
-        "in_hand": [8, 8], "quiet": 2, "history": [(1 << 19) | (1 << 24)],
+        "in_hand": [8, 8], "quiet": 2, "history": [(1 << 19) | (1 << 24)], "outcome": None,
     }
 
 
@@ -363,3 +369,17 @@ def test_matches_naive_reference(flying):
             moves = state.legal_moves()
             assert set(moves) == naive_moves(state)
             state = state.play(rng.choice(moves))
+
+
+def test_mill_with_nothing_to_remove_is_played_plain():
+    state = position("a1 d1", "", 0, 4)  # black's stones are all in hand
+    assert "g1" in state.legal_moves() and not any("x" in m for m in state.legal_moves())
+    assert state.play("g1").in_hand(1) == 7
+
+
+def test_finished_game_wire_carries_outcome():
+    game = rules.load("morris")
+    state = position("a1 d1 g4", "b2 f2 d6", 0).play("g4-g1xd6")
+    wire = state.to_wire()
+    assert wire["outcome"] == {"winner": 0, "reason": "two stones", "scores": None}
+    assert game.state_from_wire(wire) == state
