@@ -160,8 +160,8 @@ class State:
         return f"<{type(self).__name__} {self.game.name} ply={self.ply} seat={self.seat}>"
 
     def _over_error(self, move: str) -> IllegalMoveError:
-        outcome = self.outcome
-        return IllegalMoveError(f"{move!r} is illegal: the game is over ({outcome.reason if outcome else ''})")
+        reason = self.outcome.reason if self.outcome else ""
+        return IllegalMoveError(f"{move!r} is illegal: the game is over ({reason})")
 
 
 def _coerce(game: str, key: str, value: Any, default: Any) -> Any:
