@@ -47,7 +47,7 @@ from arena.clock import TimeControl
 from arena.match import BotSpec, MatchSpec
 from arena.records import GameRecord
 from arena.scheduler import Pairing, round_robin
-from arena.store import DB_NAME, Store
+from arena.store import DB_NAME, Store, StoreError, fingerprint_change
 
 DEFAULT_GAMES_PER_PAIRING = 2
 DEFAULT_GAMES_PER_TASK = 2
@@ -239,6 +239,21 @@ def _split(command: str) -> tuple[str, ...]:
         return (command,)
 
 
+def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_RESULTS_ROOT) -> int:
+    """How many games are stored already; StoreError if the file changed in a way that breaks
+    exactly-once (checked without writing anything)."""
+    db = tournament.results_dir(results_root) / DB_NAME
+    if not db.is_file():
+        return 0
+    with Store(db, create=False) as store:
+        old = store.fingerprint()
+        if old is not None and old != tournament.fingerprint():
+            reason = fingerprint_change(old, tournament.fingerprint())
+            if reason is not None:
+                raise StoreError(f"the tournament file changed since the first run: {reason}")
+        return store.count()
+
+
 # --- the worker side ---
 
 def play_task(spec: MatchSpec) -> list[str]:
@@ -288,7 +303,7 @@ class Progress:
         self.counts = {"seat 0 wins": 0, "seat 1 wins": 0, "draws": 0, "forfeits": 0}
         self.started = time.monotonic()
         self._last = 0.0
-        self._printed = ""
+        self._printed = -1
         self._tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
 
     def add(self, record: GameRecord) -> None:
@@ -313,9 +328,9 @@ class Progress:
         if not final and not self._tty and now - self._last < 1.0 and self.done < self.total:
             return
         line = self.line()
-        if not self._tty and line.split("]")[1] == self._printed:
+        if not self._tty and self.done == self._printed:
             return
-        self._printed = line.split("]")[1]
+        self._printed = self.done
         self._last = now
         end = "\n" if final or not self._tty else ""
         self.stream.write(("\r" if self._tty else "") + line + end)

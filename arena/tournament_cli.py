@@ -105,7 +105,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     tour = tmod.load(args.tournament)
     out = tour.results_dir(args.results)
-    done_before = _stored(out)
+    done_before = tmod.check_resumable(tour, args.results)
     print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, "
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "

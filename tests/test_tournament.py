@@ -1,0 +1,320 @@
+"""Tournaments: the file's checks, the runner's exactly-once bookkeeping, and real runs with real bot
+processes (a round-robin finishes; resume after a real kill -9; a bot that crashes every game; a
+changed file refused; submit)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from arena import tournament as tmod
+from arena.records import GameRecord, MoveRecord
+from arena.store import DB_NAME, Store, StoreError, fingerprint_change
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN = ROOT / "tests" / "bots" / "broken.py"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def write(path: Path, games=2, bots=("r1", "r2", "r3"), extra="", time_s="0.2", game="domineering",
+          params='rows = 5\ncols = 5', per_task=None) -> Path:
+    lines = [f'game = "{game}"', f'time = "{time_s}"', f"games_per_pairing = {games}", "seed = 7"]
+    if per_task:
+        lines.append(f"games_per_task = {per_task}")
+    lines.append(extra)
+    lines.append(f"[params]\n{params}")
+    for bot in bots:
+        name, command = bot if isinstance(bot, tuple) else (bot, "random")
+        lines.append(f"[[bots]]\nname = \"{name}\"\ncommand = {json.dumps(command)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def arena_cmd(*args: str) -> list[str]:
+    """The real `arena` command line (python -m arena once the CLI registers us)."""
+    if (ROOT / "arena" / "__main__.py").is_file() and (ROOT / "arena" / "cli.py").is_file() \
+            and "tournament_cli" in (ROOT / "arena" / "cli.py").read_text():
+        return [sys.executable, "-m", "arena", *args]
+    return [sys.executable, "-m", "arena.tournament_cli", *args]
+
+
+def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(arena_cmd(*args), cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
+
+
+def rows(db: Path) -> list[tuple]:
+    con = sqlite3.connect(db)
+    try:
+        query = "SELECT pairing, number, game_id, record FROM games ORDER BY pairing, number"
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+# --- the tournament file ---
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("game = 'domineering'\n[[bots]]\nname='a'\ncommand='random'\n[[bots]]\nname='b'\ncommand='random'\n"
+         "games_per_pairing = 3", None),  # in [[bots]]: caught as an unknown bot key
+        ("game = 'chess'", "game"),
+        ("game = 'domineering'\n[params]\nrows = 'many'", "params"),
+        ("game = 'domineering'\n[params]\nbogus = 1", "params"),
+        ("game = 'domineering'\ntime = 'soon'", "time"),
+        ("game = 'domineering'\ngames_per_pairing = 3", "games_per_pairing"),
+        ("game = 'domineering'\ngames_per_paring = 2", "games_per_paring"),
+        ("game = 'domineering'\n[[bots]]\nname = 'a'\ncommand = 'random'", "bots"),
+        ("game = 'domineering'\n[[bots]]\nname='a'\ncommand='random'\n[[bots]]\nname='a'\ncommand='random'",
+         "bots[2].name"),
+        ("game = 'domineering'\n[[bots]]\nname='a'\ncommand='random'\n[[bots]]\nname='b'\n"
+         "command='/no/such/bot --x'", "bots[2].command"),
+        ("game = 'domineering'\n[[bots]]\nname='a b'\ncommand='random'", "bots[1].name"),
+        ("game = ", "bad TOML"),
+        ("", "game"),
+    ],
+)
+def test_bad_files_are_named(tmp_path, text, named):
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(tmod.TournamentError) as info:
+        tmod.load(path)
+    message = str(info.value)
+    assert str(path) in message
+    assert named is None or named in message
+    assert "\n" not in message.strip() or named == "bad TOML"
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(tmod.TournamentError, match="no such tournament file"):
+        tmod.load(tmp_path / "nope.toml")
+
+
+def test_good_file_reads_with_defaults(tmp_path):
+    t = tmod.load(write(tmp_path / "cup.toml", games=4, per_task=3))
+    assert t.name == "cup" and t.game == "domineering"
+    assert t.params == {"rows": 5, "cols": 5, "first": "vertical"}
+    assert str(t.time_control) == "0.2"
+    assert [b.name for b in t.bots] == ["r1", "r2", "r3"]
+    assert t.bots[0].argv[1:] == ("-m", "bots", "random")
+    assert t.total_games() == 12 and t.games_per_task == 3
+    specs = tmod.plan(t, {"r1-vs-r2": {0, 2}})
+    numbers = {}
+    for s in specs:
+        numbers.setdefault(s.match_id, []).extend(s.game_numbers)
+        assert len(s.game_numbers) <= 3
+    assert numbers == {"r1-vs-r2": [1, 3], "r1-vs-r3": [0, 1, 2, 3], "r2-vs-r3": [0, 1, 2, 3]}
+
+
+@pytest.mark.parametrize(
+    ("change", "allowed"),
+    [
+        ({}, True),
+        ({"games_per_pairing": 4}, True),
+        ({"bots": [{"name": "a", "command": "random"}, {"name": "b", "command": "x"},
+                   {"name": "c", "command": "random"}]}, True),
+        ({"games_per_pairing": 0}, False),
+        ({"game": "morris"}, False),
+        ({"params": {"rows": 6}}, False),
+        ({"time_control": "0.5"}, False),
+        ({"seed": 2}, False),
+        ({"bots": [{"name": "b", "command": "x"}, {"name": "a", "command": "random"}]}, False),
+        ({"bots": [{"name": "a", "command": "random"}]}, False),
+        ({"bots": [{"name": "a", "command": "random"}, {"name": "b", "command": "y"}]}, False),
+    ],
+)
+def test_which_changes_keep_exactly_once(change, allowed):
+    old = {"game": "domineering", "params": {"rows": 5}, "time_control": "0.2", "seed": 1,
+           "games_per_pairing": 2,
+           "bots": [{"name": "a", "command": "random"}, {"name": "b", "command": "x"}]}
+    reason = fingerprint_change(old, {**old, **change})
+    assert (reason is None) == allowed, reason
+
+
+# --- the runner's bookkeeping, with a fake task (no processes) ---
+
+def fake_task(spec):
+    """Plays nothing: seat 0 always wins in one ply."""
+    out = []
+    for n in spec.game_numbers:
+        seats = [b.name for b in spec.seats(n)]
+        out.append(GameRecord(game_id=spec.game_id(n), game=spec.game, params=spec.params, players=seats,
+                              time_control=str(spec.time_control), winner=0, reason="no legal move",
+                              moves=[MoveRecord(0, 0, "1A", 0.001)]).to_json())
+    return out
+
+
+def test_runner_stores_each_game_once_and_resumes(tmp_path):
+    t = tmod.load(write(tmp_path / "fake.toml", games=4))
+    calls = []
+
+    def half_task(spec):  # the first run loses every odd game (as if a worker died mid-task)
+        calls.append(spec.game_numbers)
+        return [r for r in fake_task(spec) if json.loads(r)["game_id"][-1] in "02"]
+
+    with ThreadPoolExecutor(2) as pool:
+        first = tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=half_task)
+    assert first.stored == 6 and len(first.failures) == 6  # 6 games "did not come back"
+    with ThreadPoolExecutor(2) as pool:
+        second = tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=fake_task)
+    assert second.already == 6 and second.stored == 6 and not second.failures
+    with Store(tmp_path / "res" / "fake" / DB_NAME) as store:
+        assert store.stored_numbers() == {p: {0, 1, 2, 3} for p in ("r1-vs-r2", "r1-vs-r3", "r2-vs-r3")}
+        assert not store.add_game("r1-vs-r2", 0, store.games()[0].record)  # never twice
+    with ThreadPoolExecutor(1) as pool:
+        third = tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=fake_task)
+    assert third.planned == 0 and third.stored == 0
+
+
+def test_runner_survives_bad_worker_answers(tmp_path):
+    t = tmod.load(write(tmp_path / "odd.toml"))
+
+    def bad_task(spec):
+        if spec.match_id == "r1-vs-r2":
+            raise RuntimeError("referee exploded")
+        if spec.match_id == "r1-vs-r3":
+            return ["not json", {"game_id": "x"}, 42]
+        good = fake_task(spec)
+        wrong = json.loads(good[0])
+        wrong["players"] = ["r1", "r2"]  # a record for other players must not be stored
+        return [json.dumps(wrong), *good, *good]  # and a duplicate is stored once
+
+    with ThreadPoolExecutor(2) as pool:
+        summary = tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=bad_task)
+    assert summary.stored == 1  # r2-vs-r3 game 1 (game 0 came first with the wrong players)
+    assert any("referee exploded" in f for f in summary.failures)
+    assert any("unreadable" in f for f in summary.failures)
+
+
+def test_refused_change_keeps_stored_results(tmp_path):
+    path = write(tmp_path / "keep.toml")
+    with ThreadPoolExecutor(1) as pool:
+        tmod.run(tmod.load(path), tmp_path / "res", executor=pool, progress=None, task=fake_task)
+    write(path, time_s="0.5")
+    with pytest.raises(StoreError, match="time_control"):
+        tmod.run(tmod.load(path), tmp_path / "res", progress=None, task=fake_task)
+    with Store(tmp_path / "res" / "keep" / DB_NAME) as store:
+        assert store.count() == 6
+
+
+# --- real runs, real processes ---
+
+def test_small_round_robin_finishes(tmp_path):
+    write(tmp_path / "rr.toml", bots=("a", "b", "c"))
+    done = arena("tournament", "run", "rr.toml", "--concurrency", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "6/6 games" in done.stderr and "rank" in done.stdout
+    games = rows(tmp_path / "results" / "rr" / DB_NAME)
+    expected = [(p, n) for p in ("a-vs-b", "a-vs-c", "b-vs-c") for n in (0, 1)]
+    assert [(p, n) for p, n, _, _ in games] == expected
+    for pairing, number, game_id, record in games:
+        data = json.loads(record)
+        assert game_id == f"{pairing}-g{number}" == data["game_id"]
+        a, b = pairing.split("-vs-")
+        assert data["players"] == ([a, b] if number % 2 == 0 else [b, a])
+        assert data["moves"] and data["winner"] in (0, 1)
+    shown = arena("standings", "rr.toml", cwd=tmp_path)
+    assert shown.returncode == 0 and "6/6 games played" in shown.stdout
+    published = arena("publish", "rr", cwd=tmp_path)
+    assert published.returncode == 0, published.stderr
+    out = tmp_path / "results" / "rr"
+    for name in ("standings.md", "standings.csv", "crosstable.md", "games.csv", "index.html"):
+        assert (out / name).stat().st_size > 0
+    assert len(list((out / "records").glob("*.json"))) == 6
+    # a changed file is refused with a reason, and nothing stored is lost
+    write(tmp_path / "rr.toml", bots=("a", "b", "c"), params="rows = 6\ncols = 5")
+    refused = arena("tournament", "run", "rr.toml", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "params" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert rows(tmp_path / "results" / "rr" / DB_NAME) == games
+
+
+def test_resume_after_kill_9(tmp_path):
+    """Kill a real run with SIGKILL mid-way; the next run finishes with every game exactly once."""
+    write(tmp_path / "k.toml", games=10, bots=("a", "b", "c"), per_task=2)
+    db = tmp_path / "results" / "k" / DB_NAME
+    proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    count = 0
+    while time.monotonic() < deadline:
+        if db.is_file():
+            try:
+                count = len(rows(db))
+            except sqlite3.Error:
+                count = 0
+            if count >= 4:
+                break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = rows(db)
+    assert 4 <= len(before) < 30, "the run should be killed mid-way"
+    time.sleep(1.5)  # the orphaned worker notices its parent is gone and stops its match
+    done = arena("tournament", "run", "k.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    after = rows(db)
+    assert len(after) == 30
+    keys = [(p, n) for p, n, _, _ in after]
+    assert keys == sorted({(p, n) for p in ("a-vs-b", "a-vs-c", "b-vs-c") for n in range(10)})
+    assert len({g for _, _, g, _ in after}) == 30
+    assert set(before) <= set(after)  # nothing stored before the kill was lost or rewritten
+
+
+def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_path):
+    crash = f"{sys.executable} {BROKEN} crash"
+    write(tmp_path / "c.toml", games=2, bots=("a", ("crasher", crash), "b"), params="rows = 6\ncols = 6")
+    done = arena("tournament", "run", "c.toml", "--concurrency", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    games = [json.loads(r) for _, _, _, r in rows(tmp_path / "results" / "c" / DB_NAME)]
+    assert len(games) == 6
+    crashed = [g for g in games if "crasher" in g["players"]]
+    assert len(crashed) == 4
+    for g in crashed:
+        seat = g["players"].index("crasher")
+        assert g["forfeit"]["seat"] == seat and g["forfeit"]["reason"] == "crashed"
+        assert g["winner"] == 1 - seat
+    from arena.standings import load, standings
+    _, stored = load(tmp_path / "results" / "c")
+    row = standings(stored).set_index("bot").loc["crasher"]
+    assert row["forfeits"] == 4 and row["losses"] == 4 and row["forfeit reasons"] == "crashed 4"
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    for args in (("tournament", "run", "missing.toml"), ("standings", "missing"), ("publish", "missing")):
+        done = arena(*args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "missing" in done.stderr and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    (tmp_path / "bad.toml").write_text("game = 'chess'\n")
+    done = arena("tournament", "run", "bad.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "chess" in done.stderr and "bad.toml" in done.stderr
+
+
+def test_submit_checks_the_bot_before_adding_it(tmp_path):
+    path = write(tmp_path / "s.toml", bots=("a", "b"))
+    before = path.read_text()
+    rejected = arena("submit", "s.toml", "crasher", sys.executable, str(BROKEN), "crash", cwd=tmp_path)
+    assert rejected.returncode == 2
+    assert "rejected" in rejected.stderr and "crashed" in rejected.stderr
+    assert path.read_text() == before
+    missing = arena("submit", "s.toml", "ghost", "/no/such/bot", cwd=tmp_path)
+    assert missing.returncode == 2 and "/no/such/bot" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    taken = arena("submit", "s.toml", "a", "random", cwd=tmp_path)
+    assert taken.returncode == 2 and "already" in taken.stderr
+    ok = arena("submit", "s.toml", "newbie", "random", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    t = tmod.load(path)
+    assert [b.name for b in t.bots] == ["a", "b", "newbie"]
+    assert path.read_text().startswith(before)
