@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 
 NAMES: dict[str, str] = {
     "random": "bots.random_player:RandomBot",
+    "greedy": "bots.players:Greedy",
+    "minimax": "bots.players:Minimax",
+    "alphabeta": "bots.players:AlphaBeta",
+    "champion": "bots.players:Champion",
 }
 """Shipped bot name -> "module:Class" (a subclass of bots.sdk.Bot)."""
 

@@ -1,0 +1,153 @@
+"""The search bots: greedy, minimax, alphabeta (simple evaluations) and champion (timed, stronger).
+
+Options come from `python -m bots NAME KEY=VALUE`, e.g. `python -m bots alphabeta depth=2`.
+Every move carries an `info` dict: depth, score, nodes, pv and the root `candidates` (move -> score).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import rules
+from bots import evaluation
+from bots.sdk import Bot
+from bots.search import Evaluate, Searcher, SearchResult, SearchTimeout, alphabeta, minimax
+
+SAFETY_S = 0.05
+"""Seconds kept back from the clock for decoding the state and sending the answer."""
+TIME_SHARE = 0.85
+"""The share of the time left a bot plans to use for one move (per-move clocks)."""
+MOVES_TO_GO = 20
+"""With a base+increment clock, the bank is spread over this many more moves."""
+MAX_CANDIDATES = 64
+"""At most this many root candidates go into `info` (best first), to keep the record small."""
+
+Answer = tuple[str, dict[str, Any]]
+
+
+def _depth(value: int | str) -> int:
+    """A search depth from an option value (an int, or the text of one); ValueError if not >= 1."""
+    depth = int(value)
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {value!r}")
+    return depth
+
+
+def _info(result: SearchResult) -> dict[str, Any]:
+    """`result.info()` with at most MAX_CANDIDATES candidates, the best first."""
+    info = result.info()
+    candidates = info["candidates"]
+    if len(candidates) > MAX_CANDIDATES:
+        best = sorted(candidates, key=lambda m: -candidates[m])[:MAX_CANDIDATES]
+        info["candidates"] = {m: candidates[m] for m in best}
+    return info
+
+
+class SearchBot(Bot):
+    """Shared plumbing: the game's evaluation, the move deadline, the answer with its info."""
+
+    strong = False
+    """True: the champion's evaluation; False: the simple one."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.evaluate: Evaluate | None = None
+        self.increment_clock = False
+
+    def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
+        self.evaluate = (evaluation.strong if self.strong else evaluation.simple)(game.name)
+
+    def _start_game(self, message: dict[str, Any]) -> None:
+        """The SDK's game start, remembering whether the clock is a bank (base + increment)."""
+        time_control = message.get("time") or {}
+        self.increment_clock = time_control.get("control") == "increment"
+        super()._start_game(message)
+
+    def evaluation_for(self, state: rules.State) -> Evaluate:
+        """The evaluation for `state`'s game: set by new_game, or picked now when called without one."""
+        if self.evaluate is None:
+            self.new_game(state.game, state.seat, "", 0)
+        return self.evaluate  # type: ignore[return-value]
+
+    def deadline(self, time_left: float) -> float:
+        """The time.monotonic() by which the search must stop to answer within `time_left` seconds."""
+        share = time_left / MOVES_TO_GO if self.increment_clock else time_left * TIME_SHARE
+        return time.monotonic() + max(0.01, share - SAFETY_S)
+
+
+class FixedDepthBot(SearchBot):
+    """A fixed-depth search; if the clock would run out it answers with its depth-1 result instead."""
+
+    default_depth = 2
+
+    def __init__(self, depth: int | str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.depth = _depth(self.default_depth if depth is None else depth)
+
+    algorithm = staticmethod(minimax)
+    """The fixed-depth search: search.minimax or search.alphabeta (same arguments, same value)."""
+
+    def choose(self, state: rules.State, time_left: float) -> Answer:
+        evaluate = self.evaluation_for(state)
+        deadline = self.deadline(time_left)
+        fallback = self.algorithm(state, 1, evaluate, None)
+        result = fallback
+        if self.depth > 1:
+            try:
+                result = self.algorithm(state, self.depth, evaluate, deadline)
+            except SearchTimeout:
+                info = _info(fallback)
+                info["comment"] = f"depth {self.depth} ran out of time: depth-1 answer"
+                return fallback.move, info
+        return result.move, _info(result)
+
+
+class Greedy(FixedDepthBot):
+    """The best move by the simple evaluation one ply ahead (a win if there is one)."""
+
+    name = "greedy"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(depth=1, **options)
+
+
+class Minimax(FixedDepthBot):
+    """Full-width minimax to `depth` plies (default 2) with the simple evaluation, no pruning."""
+
+    name = "minimax"
+
+
+class AlphaBeta(FixedDepthBot):
+    """Minimax's value and move at `depth` plies (default 3) with alpha-beta pruning."""
+
+    name = "alphabeta"
+    default_depth = 3
+    algorithm = staticmethod(alphabeta)
+
+
+class Champion(SearchBot):
+    """Iterative-deepening alpha-beta with a transposition table, move ordering and the stronger evaluation.
+
+    Answers with the best move of the deepest iteration finished in time; `max_depth` caps the depth.
+    """
+
+    name = "champion"
+    strong = True
+
+    def __init__(self, max_depth: int | str = 64, **options: Any) -> None:
+        super().__init__(**options)
+        self.max_depth = _depth(max_depth)
+        self.searcher: Searcher | None = None
+
+    def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
+        super().new_game(game, seat, opponent, seed)
+        self.searcher = Searcher(self.evaluate)  # type: ignore[arg-type]
+
+    def choose(self, state: rules.State, time_left: float) -> Answer:
+        deadline = self.deadline(time_left)
+        if self.searcher is None or self.searcher.evaluate is not self.evaluation_for(state):
+            self.searcher = Searcher(self.evaluation_for(state))
+        result = self.searcher.search(state, deadline, self.max_depth)
+        info = _info(result)
+        info["nps"] = round(result.nodes / result.seconds) if result.seconds > 0 else 0
+        return result.move, info

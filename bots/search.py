@@ -1,0 +1,313 @@
+"""Game-independent tree search over the rules API: minimax, alpha-beta, and a timed iterative deepener.
+
+Scores are negamax-style: a number is always from the point of view of the side to move in the state
+it describes. An evaluation is a function `evaluate(state, move)` giving that number for a
+non-terminal state; `move` is the move that led to `state` (None at the root), for evaluations that
+score the last move rather than the position (Santorini's f = m + l). Finished games score
+`terminal_score`: +/- WIN minus the ply count, so a faster win (and a slower loss) is preferred.
+
+The search never assumes turns alternate: a child's score is negated only when its side to move
+differs from the parent's.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rules import State
+
+Evaluate = Callable[[State, "str | None"], float]
+
+INF = float("inf")
+WIN = 1_000_000_000
+"""A won game scores WIN - ply for the winner; evaluations must stay far below it."""
+DECIDED = WIN - 1_000_000
+"""Scores at or beyond +/- DECIDED are proven wins or losses."""
+
+EXACT, LOWER, UPPER = 0, 1, 2
+"""Transposition-table bounds: the stored score is exact, a lower bound, or an upper bound."""
+
+CLOCK_EVERY = 16
+"""Nodes between two looks at the clock (a node costs tens of microseconds, so ~1 ms granularity)."""
+
+
+def terminal_score(state: State) -> float:
+    """A finished game's score for `state.seat`: WIN - ply for a win, -(WIN - ply) for a loss, 0 drawn."""
+    winner = state.outcome.winner  # type: ignore[union-attr]
+    if winner is None:
+        return 0
+    value = WIN - state.ply
+    return value if winner == state.seat else -value
+
+
+def is_decided(score: float) -> bool:
+    """True when `score` is a proven win or loss rather than an evaluation."""
+    return abs(score) >= DECIDED
+
+
+@dataclass
+class SearchResult:
+    """The answer of a search: the move, its score for the side to move, and how it was found."""
+
+    move: str
+    score: float
+    depth: int
+    nodes: int
+    pv: list[str]
+    candidates: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def info(self) -> dict[str, Any]:
+        """The `info` dict sent with the move: depth, score, nodes, pv, candidates (root move -> score)."""
+        return {
+            "depth": self.depth,
+            "score": _plain(self.score),
+            "nodes": self.nodes,
+            "pv": list(self.pv),
+            "candidates": {m: _plain(s) for m, s in self.candidates.items()},
+        }
+
+
+def _plain(score: float) -> float | int:
+    """An int when the score is integral (JSON- and msgpack-friendly), else the float."""
+    return int(score) if float(score).is_integer() else score
+
+
+class SearchTimeout(Exception):
+    """Raised inside a search when its deadline has passed; the iteration in progress is discarded."""
+
+
+def _check_root(state: State, depth: int) -> list[str]:
+    """The root's legal moves; ValueError when there is nothing to search."""
+    if state.is_over():
+        raise ValueError(f"cannot search a finished game ({state.outcome.reason})")  # type: ignore[union-attr]
+    if depth < 1:
+        raise ValueError(f"search depth must be at least 1, got {depth}")
+    return state.legal_moves()
+
+
+def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None) -> SearchResult:
+    """Full-width negamax to `depth` plies, no pruning: the reference value alpha-beta must match.
+
+    Raises SearchTimeout once time.monotonic() passes `deadline` (None: no limit).
+    """
+    nodes = 0
+
+    def node(s: State, move: str | None, d: int) -> tuple[float, list[str]]:
+        nonlocal nodes
+        nodes += 1
+        if deadline is not None and nodes % CLOCK_EVERY == 0 and time.monotonic() >= deadline:
+            raise SearchTimeout
+        if s.outcome is not None:
+            return terminal_score(s), []
+        if d == 0:
+            return evaluate(s, move), []
+        best, best_pv, seat = -INF, [], s.seat
+        for m in s.legal_moves():
+            child = s.play(m)
+            value, pv = node(child, m, d - 1)
+            if child.seat != seat:
+                value = -value
+            if value > best:
+                best, best_pv = value, [m, *pv]
+        return best, best_pv
+
+    started = time.perf_counter()
+    moves = _check_root(state, depth)
+    nodes = 1
+    candidates: dict[str, float] = {}
+    best, best_pv, seat = -INF, [], state.seat
+    for m in moves:
+        child = state.play(m)
+        value, pv = node(child, m, depth - 1)
+        if child.seat != seat:
+            value = -value
+        candidates[m] = value
+        if value > best:
+            best, best_pv = value, [m, *pv]
+    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started)
+
+
+def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None) -> SearchResult:
+    """Negamax with alpha-beta pruning in the rules' move order: minimax's value and move, fewer nodes.
+
+    Candidate scores other than the best one are upper bounds (a refuted move is not searched
+    exactly). Raises SearchTimeout once time.monotonic() passes `deadline` (None: no limit).
+    """
+    nodes = 0
+
+    def node(s: State, move: str | None, d: int, alpha: float, beta: float) -> tuple[float, list[str]]:
+        nonlocal nodes
+        nodes += 1
+        if deadline is not None and nodes % CLOCK_EVERY == 0 and time.monotonic() >= deadline:
+            raise SearchTimeout
+        if s.outcome is not None:
+            return terminal_score(s), []
+        if d == 0:
+            return evaluate(s, move), []
+        best, best_pv, seat = -INF, [], s.seat
+        for m in s.legal_moves():
+            child = s.play(m)
+            if child.seat != seat:
+                value, pv = node(child, m, d - 1, -beta, -alpha)
+                value = -value
+            else:
+                value, pv = node(child, m, d - 1, alpha, beta)
+            if value > best:
+                best, best_pv = value, [m, *pv]
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        break
+        return best, best_pv
+
+    started = time.perf_counter()
+    moves = _check_root(state, depth)
+    nodes = 1
+    candidates: dict[str, float] = {}
+    best, best_pv, seat = -INF, [], state.seat
+    for m in moves:
+        child = state.play(m)
+        if child.seat != seat:
+            value, pv = node(child, m, depth - 1, -INF, -best)
+            value = -value
+        else:
+            value, pv = node(child, m, depth - 1, best, INF)
+        candidates[m] = value
+        if value > best:
+            best, best_pv = value, [m, *pv]
+    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started)
+
+
+class Searcher:
+    """Iterative-deepening alpha-beta with a transposition table, history ordering and a deadline.
+
+    Answers with the best move of the deepest iteration that finished before the deadline (the
+    Freedom assignment's rule). The table (a dict keyed by state: depth, score, bound, best move) and
+    the history scores survive between moves of a game; call `reset()` for a new game.
+    """
+
+    def __init__(self, evaluate: Evaluate, max_entries: int = 400_000) -> None:
+        self.evaluate = evaluate
+        self.max_entries = max_entries
+        self.table: dict[State, tuple[int, float, int, str | None]] = {}
+        self.history: dict[str, int] = {}
+        self.nodes = 0
+        self._deadline: float | None = None
+
+    def reset(self) -> None:
+        """Forget the table and the history (a new game)."""
+        self.table.clear()
+        self.history.clear()
+
+    def search(self, state: State, deadline: float | None = None, max_depth: int = 64) -> SearchResult:
+        """The best move of the deepest iteration finished before `deadline` (a time.monotonic() value).
+
+        Stops early when the result is a proven win or loss, when there is one legal move, or when
+        more than half the time is spent (the next iteration would not finish).
+        """
+        moves = _check_root(state, max_depth)
+        started = time.monotonic()
+        self.nodes = 0
+        self._deadline = deadline
+        if len(self.table) > self.max_entries:
+            self.table.clear()
+        for key in self.history:  # age the history so old cut-offs fade
+            self.history[key] >>= 1
+        entry = self.table.get(state)
+        if entry is not None and entry[3] in moves:
+            moves.remove(entry[3])
+            moves.insert(0, entry[3])
+        result = SearchResult(moves[0], 0, 0, 0, [moves[0]])
+        for depth in range(1, max_depth + 1):
+            try:
+                score, candidates = self._root(state, moves, depth)
+            except SearchTimeout:
+                break
+            moves = sorted(moves, key=lambda m: -candidates[m])  # best first for the next iteration
+            result = SearchResult(moves[0], score, depth, self.nodes, self._pv(state, moves[0], depth),
+                                  candidates)
+            if is_decided(score) or len(moves) == 1:
+                break
+            if deadline is not None and time.monotonic() - started > (deadline - started) / 2:
+                break
+        result.nodes = self.nodes
+        result.seconds = time.monotonic() - started
+        return result
+
+    def _root(self, state: State, moves: list[str], depth: int) -> tuple[float, dict[str, float]]:
+        """One full-window iteration at the root; candidate scores other than the best are upper bounds."""
+        self.nodes += 1
+        best, best_move, seat = -INF, moves[0], state.seat
+        candidates: dict[str, float] = {}
+        for m in moves:
+            child = state.play(m)
+            if child.seat != seat:
+                value = -self._node(child, m, depth - 1, -INF, -best)
+            else:
+                value = self._node(child, m, depth - 1, best, INF)
+            candidates[m] = value
+            if value > best:
+                best, best_move = value, m
+        self.table[state] = (depth, best, EXACT, best_move)
+        return best, candidates
+
+    def _node(self, s: State, move: str | None, depth: int, alpha: float, beta: float) -> float:
+        """Fail-soft alpha-beta below the root, reading and writing the transposition table."""
+        self.nodes += 1
+        deadline = self._deadline
+        if deadline is not None and self.nodes % CLOCK_EVERY == 0 and time.monotonic() >= deadline:
+            raise SearchTimeout
+        if s.outcome is not None:
+            return terminal_score(s)
+        if depth == 0:
+            return self.evaluate(s, move)
+        table = self.table
+        entry = table.get(s)
+        tt_move = None
+        if entry is not None:
+            stored_depth, stored, bound, tt_move = entry
+            if stored_depth >= depth and (
+                bound == EXACT or (bound == LOWER and stored >= beta) or (bound == UPPER and stored <= alpha)
+            ):
+                return stored
+        alpha0 = alpha
+        history = self.history
+        moves = s.legal_moves()
+        moves.sort(key=lambda m: history.get(m, 0), reverse=True)
+        if tt_move is not None and tt_move in moves:
+            moves.remove(tt_move)
+            moves.insert(0, tt_move)
+        best, best_move, seat = -INF, None, s.seat
+        for m in moves:
+            child = s.play(m)
+            if child.seat != seat:
+                value = -self._node(child, m, depth - 1, -beta, -alpha)
+            else:
+                value = self._node(child, m, depth - 1, alpha, beta)
+            if value > best:
+                best, best_move = value, m
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        history[m] = history.get(m, 0) + depth * depth
+                        break
+        bound = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
+        table[s] = (depth, best, bound, best_move)
+        return best
+
+    def _pv(self, state: State, first: str, depth: int) -> list[str]:
+        """The principal variation: `first`, then the table's best moves, at most `depth` plies."""
+        pv = [first]
+        s = state.play(first)
+        seen = {state}
+        while len(pv) < depth and s not in seen and s.outcome is None:
+            seen.add(s)
+            entry = self.table.get(s)
+            if entry is None or entry[3] is None:
+                break
+            pv.append(entry[3])
+            s = s.play(entry[3])
+        return pv
