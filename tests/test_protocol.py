@@ -1,0 +1,126 @@
+"""Protocol v1 framing and validation, and the two sockets on a random loopback port."""
+from __future__ import annotations
+
+import time
+
+import msgpack
+import pytest
+
+from arena.protocol import (
+    MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    BotClient,
+    ProtocolError,
+    RefereeEndpoint,
+    decode_bot_message,
+    decode_referee_message,
+    encode,
+)
+
+HELLO = {"type": "hello", "token": "t0k", "name": "me", "protocol": 1}
+MOVE = {"type": "move", "game_id": "m-g0", "ply": 3, "move": "4C", "info": {"depth": 2}}
+REFEREE_MESSAGES = [
+    {"type": "new_game", "game_id": "m-g0", "game": "domineering", "params": {"rows": 8}, "seat": 0,
+     "opponent": "random", "seed": 7, "protocol": 1,
+     "time": {"control": "per_move", "per_move_s": 1.0, "base_s": 0.0, "increment_s": 0.0, "margin_s": 0.05}},
+    {"type": "turn", "game_id": "m-g0", "ply": 0, "state": {"game": "domineering"}, "moves": [],
+     "legal": ["1A"], "time_left_s": 0.5},
+    {"type": "game_over", "game_id": "m-g0", "winner": None, "scores": None, "reason": "timeout"},
+    {"type": "game_over", "game_id": "m-g0", "winner": 1, "scores": [3, 4], "reason": "board full"},
+    {"type": "bye"},
+]
+
+
+@pytest.mark.parametrize("message", [HELLO, MOVE, {k: v for k, v in MOVE.items() if k != "info"}])
+def test_bot_messages_round_trip(message):
+    assert decode_bot_message(encode(message)) == message
+
+
+@pytest.mark.parametrize("message", REFEREE_MESSAGES)
+def test_referee_messages_round_trip(message):
+    assert decode_referee_message(encode(message)) == message
+
+
+def test_strings_travel_as_msgpack_str_not_bin():
+    assert msgpack.unpackb(encode({"type": "bye"}), raw=True) == {b"type": b"bye"}
+
+
+@pytest.mark.parametrize(
+    "frame, expected",
+    [
+        (b"\xc1\xc1 not msgpack", "not a msgpack message"),
+        (b"", "not a msgpack message"),
+        (msgpack.packb(HELLO) + b"\x00", "not a msgpack message"),  # trailing bytes
+        (b"\x91" * 5000 + b"\xc0", "not a msgpack message"),  # nesting bomb
+        (msgpack.packb([1, 2]), "must be a msgpack map"),
+        (msgpack.packb("hello"), "must be a msgpack map"),
+        (msgpack.packb({1: 2}), "not a msgpack message"),  # non-string key
+        (msgpack.packb({"token": "x"}), "needs a string 'type'"),
+        (msgpack.packb({"type": 5}), "needs a string 'type'"),
+        (msgpack.packb({"type": "turn"}), "unknown message type 'turn'"),
+        (msgpack.packb({"type": "move", "game_id": "g", "ply": 1}), "'move' message without 'move'"),
+        (msgpack.packb({**MOVE, "ply": "3"}), "'ply' must be int"),
+        (msgpack.packb({**MOVE, "ply": True}), "'ply' must be int"),
+        (msgpack.packb({**MOVE, "ply": 2.0}), "'ply' must be int"),
+        (msgpack.packb({**MOVE, "move": 44}), "'move' must be str"),
+        (msgpack.packb({**MOVE, "move": b"4C"}, use_bin_type=True), "'move' must be str"),
+        (msgpack.packb({**MOVE, "info": [1]}), "'info' must be dict"),
+        (msgpack.packb({**HELLO, "protocol": "1"}), "'protocol' must be int"),
+        (msgpack.packb({k: v for k, v in HELLO.items() if k != "token"}), "without 'token'"),
+    ],
+)
+def test_malformed_bot_frames_raise_protocol_error_saying_why(frame, expected):
+    with pytest.raises(ProtocolError, match=expected):
+        decode_bot_message(frame)
+
+
+def test_extra_fields_are_allowed_for_forward_compatibility():
+    assert decode_bot_message(encode({**MOVE, "future": [1, 2]}))["move"] == "4C"
+
+
+def test_unencodable_message_is_a_protocol_error():
+    with pytest.raises(ProtocolError, match="cannot encode 'move'"):
+        encode({"type": "move", "info": {"x": object()}})
+    assert decode_bot_message(encode(HELLO)) == HELLO  # the packer recovered
+
+
+def test_referee_side_rejects_bot_message_types():
+    with pytest.raises(ProtocolError, match="unknown message type 'hello'"):
+        decode_referee_message(encode(HELLO))
+
+
+def test_sockets_exchange_messages_both_ways():
+    with RefereeEndpoint() as endpoint, BotClient(endpoint.endpoint) as client:
+        assert endpoint.endpoint.startswith("tcp://127.0.0.1:")
+        client.send(HELLO)
+        identity, frame = endpoint.receive(5.0)
+        assert decode_bot_message(frame) == HELLO
+        endpoint.send(identity, {"type": "bye"})
+        assert client.receive(5.0) == {"type": "bye"}
+        assert PROTOCOL_VERSION == 1
+
+
+def test_receive_waits_no_longer_than_the_timeout():
+    with RefereeEndpoint() as endpoint, BotClient(endpoint.endpoint) as client:
+        start = time.monotonic()
+        assert endpoint.receive(0.1) is None
+        assert 0.09 <= time.monotonic() - start < 0.5
+        start = time.monotonic()
+        assert client.receive(0.1) is None
+        assert 0.09 <= time.monotonic() - start < 0.5
+
+
+def test_multi_frame_message_comes_out_without_a_frame():
+    with RefereeEndpoint() as endpoint, BotClient(endpoint.endpoint) as client:
+        client._socket.send_multipart([encode(HELLO), b"second"])
+        identity, frame = endpoint.receive(5.0)
+        assert frame is None
+
+
+def test_oversize_message_is_never_delivered():
+    with RefereeEndpoint() as endpoint, BotClient(endpoint.endpoint) as client:
+        client.send(HELLO)
+        assert endpoint.receive(5.0) is not None
+        client.send_raw(b"\x00" * (MAX_MESSAGE_BYTES + 1))
+        got = endpoint.receive(0.5)
+        assert got is None or len(got[1] or b"") <= MAX_MESSAGE_BYTES
