@@ -50,7 +50,7 @@ from arena.scheduler import Pairing, round_robin
 from arena.store import DB_NAME, Store, StoreError, fingerprint_change
 
 DEFAULT_GAMES_PER_PAIRING = 2
-DEFAULT_GAMES_PER_TASK = 2
+DEFAULT_GAMES_PER_TASK = 10
 """Games a worker plays with the same two bot processes: small keeps little work in flight
 (an interrupted run replays at most this many games per worker), large saves bot start-ups."""
 DEFAULT_RESULTS_ROOT = "results"
