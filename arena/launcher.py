@@ -27,6 +27,7 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 
 _INTERPRETER = re.compile(r"^(python|pypy|java|node|ruby|perl)")
+_SCRIPT_SUFFIXES = (".py", ".jar", ".js", ".rb", ".pl")
 
 
 class LaunchError(ValueError):
@@ -42,30 +43,38 @@ def shipped_bots() -> dict[str, str]:
 
 def resolve_command(text: str) -> tuple[str, ...]:
     """The argv for `text`: a shipped bot NAME runs as `python -m bots NAME`, anything else is a
-    shell-like command line split with shlex. LaunchError if it is empty or its program is missing."""
+    shell-like command line split with shlex. Bots run in their own working directory, so relative
+    paths to existing files (the program, a script, a weights file) are made absolute here.
+    LaunchError if the command is empty, its program is missing or its script file is missing."""
     text = str(text).strip()
     if text in shipped_bots():
         return (sys.executable, "-m", "bots", text)
     try:
-        argv = tuple(shlex.split(text))
+        argv = shlex.split(text)
     except ValueError as exc:
         raise LaunchError(f"bad bot command {text!r}: {exc}") from None
     if not argv:
         raise LaunchError("empty bot command")
     check_command(argv)
-    return argv
+    for i, arg in enumerate(argv):
+        if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and Path(arg).is_file()):
+            argv[i] = str(Path(arg).resolve())
+    return tuple(argv)
 
 
 def check_command(argv: tuple[str, ...] | list[str]) -> None:
-    """LaunchError unless argv[0] is an executable program (on PATH or as a path)."""
+    """LaunchError unless argv[0] is an executable program (on PATH or as a path) and, for an
+    interpreter (python, java...), its script or archive file exists."""
     program = argv[0]
+    shown = " ".join(argv)
     if shutil.which(program) is None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
-        raise LaunchError(
-            f"bot command {' '.join(argv)!r}: no executable {where} {program!r} "
-            f"(shipped bots: {known})"
-        )
+        raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
+    if _INTERPRETER.match(Path(program).name):
+        script = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if script and script.endswith(_SCRIPT_SUFFIXES) and not Path(script).is_file():
+            raise LaunchError(f"bot command {shown!r}: no file {script!r}")
 
 
 def display_name(text: str) -> str:
