@@ -1,0 +1,81 @@
+"""`arena match` from the shell: a real match written to disk, and bad input refused in one line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.records import GameRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path)
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_match_prints_each_result_and_the_score_and_writes_the_records(tmp_path):
+    (tmp_path / "start.txt").write_text("// a comment\n3B\n\n")
+    (tmp_path / "raw_bot.py").write_text((ROOT / "examples" / "raw_bot.py").read_text())
+    result = arena("match", "domineering", "random", "python raw_bot.py", "--games", "3", "--time", "0.5",
+                   "--param", "rows=5", "--param", "cols=5", "--from", "start.txt", "--out", "out",
+                   cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("game ")] == ["game 1/3", "game 2/3",
+                                                                                 "game 3/3"]
+    assert lines[-1].startswith("score: random ") and lines[-1].endswith(" raw_bot")
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    records = [GameRecord.from_json(line) for line in (directory / "games.jsonl").read_text().splitlines()]
+    assert len(records) == 3 and all(r.forfeit is None for r in records)
+    a_b, b_a = ["random", "raw_bot"], ["raw_bot", "random"]
+    assert [r.players for r in records] == [a_b, b_a, a_b]
+    assert all(r.start_moves == ["3B"] and r.params["rows"] == 5 for r in records)
+    assert GameRecord.from_json((directory / "g1.json").read_text()) == records[1]
+    summary = json.loads((directory / "match.json").read_text())
+    assert summary["played"] == 3 and sum(summary["score"].values()) == 3
+    a, b = lines[-1].removeprefix("score: random ").removesuffix(" raw_bot").split(" - ")
+    assert (float(a), float(b)) == (summary["score"]["random"], summary["score"]["raw_bot"])
+
+
+def test_santorini_matches_also_write_the_assignments_game_file(tmp_path):
+    pytest.importorskip("rules.santorini")
+    result = arena("match", "santorini", "random", "random", "--games", "1", "--time", "0.5", "--out", "o",
+                   cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    [directory] = (tmp_path / "o" / "matches").iterdir()
+    from rules.santorini import read_game_file
+
+    record = GameRecord.from_json((directory / "games.jsonl").read_text())
+    state = read_game_file((directory / "g0.txt").read_text())
+    assert state.outcome is not None and state.outcome.winner == record.winner
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["chess", "random", "random"], "unknown game 'chess'"),
+        (["domineering", "random", "no-such-bot"], "'no-such-bot'"),
+        (["domineering", "random", "python missing_bot.py"], "no file 'missing_bot.py'"),
+        (["domineering", "random", "random", "--time", "fast"], "bad time control 'fast'"),
+        (["domineering", "random", "random", "--time", "0"], "must be positive"),
+        (["domineering", "random", "random", "--param", "rows=big"], "'rows' must be a whole number"),
+        (["domineering", "random", "random", "--param", "depth=3"], "unknown parameter 'depth'"),
+        (["domineering", "random", "random", "--param", "rows"], "bad --param 'rows'"),
+        (["domineering", "random", "random", "--games", "0"], "--games must be at least 1"),
+        (["domineering", "random", "random", "--from", "nowhere.txt"], "cannot read --from file"),
+    ],
+)
+def test_bad_input_is_one_line_naming_it_and_exit_code_2(tmp_path, args, message):
+    result = arena("match", *args, "--out", "out", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr
+    assert not (tmp_path / "out" / "matches").exists() or not any((tmp_path / "out" / "matches").iterdir())
