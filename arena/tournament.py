@@ -30,6 +30,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import queue
 import re
 import shlex
 import sys
@@ -37,7 +38,7 @@ import threading
 import time
 import tomllib
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,8 @@ DEFAULT_RESULTS_ROOT = "results"
 _POOL_RESTARTS = 2
 """How many times a broken process pool (a worker killed) is rebuilt before giving up."""
 _PARENT_POLL_S = 0.5
+_STREAM_POLL_S = 0.1
+"""How often the parent commits the games workers streamed (seconds)."""
 
 _KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
          "description", "title"}
@@ -256,16 +259,34 @@ def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_R
 
 # --- the worker side ---
 
+_STREAM: Any = None
+"""In a worker of the default pool: the queue on which each finished game goes to the parent."""
+
+
 def play_task(spec: MatchSpec) -> list[str]:
-    """Play `spec` (in a worker process) and return its game records as JSON strings."""
+    """Play `spec` (in a worker process) and return its game records as JSON strings.
+
+    In the default pool each game is also sent to the parent as soon as it ends, so that it is
+    committed at once rather than when the whole task returns."""
     from arena.referee import run_match
 
-    return [record.to_json() for record in run_match(spec)]
+    stream = _STREAM
+
+    def on_game(record: GameRecord) -> None:
+        if stream is not None:
+            try:
+                stream.put((spec.match_id, record.to_json()))
+            except Exception:  # the parent still gets the record in the returned list
+                pass
+
+    return [record.to_json() for record in run_match(spec, on_game=on_game)]
 
 
-def _watch_parent(parent_pid: int) -> None:
-    """Worker initializer: if the parent dies (even by kill -9), interrupt the running match so the
-    referee stops its bots, then leave; the lost games are replayed by the next run."""
+def _init_worker(parent_pid: int, stream: Any = None) -> None:
+    """Worker initializer: keep the stream, and if the parent dies (even by kill -9), interrupt the
+    running match so the referee stops its bots, then leave; the next run replays the lost games."""
+    global _STREAM
+    _STREAM = stream
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -383,31 +404,42 @@ def run(
         try:
             while pending:
                 own = executor is None
-                pool = executor if executor is not None else _make_pool(concurrency)
+                stream = multiprocessing.get_context("spawn").Queue() if own else None
+                pool = executor if executor is not None else _make_pool(concurrency, stream)
                 futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
+                expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
                 pending = []
                 broken = False
                 clean = False
                 try:
-                    for future in as_completed(futures):
-                        spec = futures[future]
-                        try:
-                            results = future.result()
-                        except BrokenProcessPool:
-                            broken = True
-                            pending.append(spec)
-                            continue
-                        except Exception as exc:  # the referee failed on this match: report, go on
-                            summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
-                                                    f"{type(exc).__name__}: {exc}")
-                            continue
-                        _store_results(store, spec, results, summary, bar)
+                    running = set(futures)
+                    while running:
+                        done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
+                        _drain(stream, store, expected, summary, bar)
+                        for future in done:
+                            spec = futures[future]
+                            try:
+                                results = future.result()
+                            except BrokenProcessPool:
+                                broken = True
+                                pending.append(spec)
+                                continue
+                            except Exception as exc:  # the referee failed on this match: report, go on
+                                summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
+                                                        f"{type(exc).__name__}: {exc}")
+                                continue
+                            _store_results(store, spec, results, expected, summary, bar)
+                    _drain(stream, store, expected, summary, bar)
                     clean = not broken
                 finally:
                     if own:  # after an interrupt, do not wait for the matches still running
                         pool.shutdown(wait=clean, cancel_futures=True)
                 if broken:
                     restarts += 1
+                    have = store.stored_numbers()
+                    pending = [dataclasses.replace(s, game_numbers=left) for s in pending
+                               if (left := tuple(n for n in s.game_numbers
+                                                 if n not in have.get(s.match_id, set())))]
                     if restarts > _POOL_RESTARTS or not own:
                         summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
                                              for s in pending]
@@ -419,35 +451,60 @@ def run(
     return summary
 
 
-def _make_pool(concurrency: int) -> ProcessPoolExecutor:
+def _make_pool(concurrency: int, stream: Any = None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_watch_parent, initargs=(os.getpid(),))
+                               initializer=_init_worker, initargs=(os.getpid(), stream))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
 
 
-def _store_results(store: Store, spec: MatchSpec, results: Any, summary: RunSummary, bar: Progress) -> None:
-    """Check what a worker sent back and commit each game of `spec` in its own transaction."""
-    wanted = {spec.game_id(n): n for n in spec.game_numbers}
+def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]], summary: RunSummary,
+           bar: Progress) -> None:
+    """Commit the games the workers streamed so far."""
+    if stream is None:
+        return
+    while True:
+        try:
+            match_id, item = stream.get_nowait()
+        except queue.Empty:
+            return
+        except (OSError, ValueError, EOFError):  # a worker died while writing: its games come again
+            return
+        _store_one(store, item, expected, summary, bar, match_id)
+
+
+def _store_results(store: Store, spec: MatchSpec, results: Any, expected: dict[str, tuple[MatchSpec, int]],
+                   summary: RunSummary, bar: Progress) -> None:
+    """Check what a worker returned and commit each game of `spec` not yet committed."""
     if not isinstance(results, list):
         summary.failures.append(f"{spec.match_id}: the worker returned {type(results).__name__}, not a list")
-        return
+        results = []
     for item in results:
-        try:
-            data = json.loads(item) if isinstance(item, str) else item
-            record = GameRecord.from_dict({k: v for k, v in data.items() if k in _RECORD_FIELDS})
-        except (TypeError, ValueError, AttributeError) as exc:
-            summary.failures.append(f"{spec.match_id}: unreadable game record ({exc})")
-            continue
-        number = wanted.pop(record.game_id, None)
-        expected = [b.name for b in spec.seats(number)] if number is not None else None
-        if number is None or list(record.players) != expected:
-            summary.failures.append(f"{spec.match_id}: unexpected game {record.game_id!r} "
-                                    f"players {record.players!r} (not stored)")
-            continue
-        if store.add_game(spec.match_id, number, record):
-            summary.stored += 1
-            bar.add(record)
-    for game_id in wanted:
-        summary.failures.append(f"{spec.match_id}: game {game_id} did not come back")
+        _store_one(store, item, expected, summary, bar, spec.match_id)
+    for n in spec.game_numbers:
+        if expected.get(spec.game_id(n), (None, None))[0] is spec:
+            summary.failures.append(f"{spec.match_id}: game {spec.game_id(n)} did not come back")
+            del expected[spec.game_id(n)]
+
+
+def _store_one(store: Store, item: Any, expected: dict[str, tuple[MatchSpec, int]], summary: RunSummary,
+               bar: Progress, match_id: str) -> None:
+    """Commit one game record (JSON) if it is a game still expected, for the right players."""
+    try:
+        data = json.loads(item) if isinstance(item, str) else item
+        record = GameRecord.from_dict({k: v for k, v in data.items() if k in _RECORD_FIELDS})
+    except (TypeError, ValueError, AttributeError) as exc:
+        summary.failures.append(f"{match_id}: unreadable game record ({exc})")
+        return
+    spec, number = expected.get(record.game_id, (None, -1))
+    if spec is None:
+        return  # already committed (streamed, then returned again), or not a game of this run
+    if spec.match_id != match_id or list(record.players) != [b.name for b in spec.seats(number)]:
+        summary.failures.append(f"{match_id}: unexpected game {record.game_id!r} "
+                                f"players {record.players!r} (not stored)")
+        return
+    del expected[record.game_id]
+    if store.add_game(spec.match_id, number, record):
+        summary.stored += 1
+        bar.add(record)

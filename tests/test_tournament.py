@@ -189,7 +189,11 @@ def test_runner_survives_bad_worker_answers(tmp_path):
 
     with ThreadPoolExecutor(2) as pool:
         summary = tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=bad_task)
-    assert summary.stored == 1  # r2-vs-r3 game 1 (game 0 came first with the wrong players)
+    assert summary.stored == 2  # r2-vs-r3's two games, once each; the wrong-players record is refused
+    assert any("unexpected game 'r2-vs-r3-g0'" in f for f in summary.failures)
+    with Store(tmp_path / "res" / "odd" / DB_NAME) as store:
+        assert [(g.pairing, g.number, g.record.players) for g in store.games()] == [
+            ("r2-vs-r3", 0, ["r2", "r3"]), ("r2-vs-r3", 1, ["r3", "r2"])]
     assert any("referee exploded" in f for f in summary.failures)
     assert any("unreadable" in f for f in summary.failures)
 
@@ -241,7 +245,8 @@ def test_small_round_robin_finishes(tmp_path):
 
 def test_resume_after_kill_9(tmp_path):
     """Kill a real run with SIGKILL mid-way; the next run finishes with every game exactly once."""
-    write(tmp_path / "k.toml", games=10, bots=("a", "b", "c"), per_task=2)
+    # whole pairings per task (the default): games are committed as they end, not when a task returns
+    write(tmp_path / "k.toml", games=10, bots=("a", "b", "c"))
     db = tmp_path / "results" / "k" / DB_NAME
     proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
