@@ -246,7 +246,7 @@ def test_small_round_robin_finishes(tmp_path):
 def test_resume_after_kill_9(tmp_path):
     """Kill a real run with SIGKILL mid-way; the next run finishes with every game exactly once."""
     # whole pairings per task (the default): games are committed as they end, not when a task returns
-    write(tmp_path / "k.toml", games=10, bots=("a", "b", "c"))
+    write(tmp_path / "k.toml", games=20, bots=("a", "b", "c", "d"))
     db = tmp_path / "results" / "k" / DB_NAME
     proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -261,18 +261,21 @@ def test_resume_after_kill_9(tmp_path):
             if count >= 4:
                 break
         time.sleep(0.05)
+    during = arena("standings", "k.toml", cwd=tmp_path)  # readers never block the running writer
+    assert during.returncode == 0 and "games played" in during.stdout, during.stderr
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before = rows(db)
-    assert 4 <= len(before) < 30, "the run should be killed mid-way"
+    assert 4 <= len(before) < 120, "the run should be killed mid-way"
     time.sleep(1.5)  # the orphaned worker notices its parent is gone and stops its match
     done = arena("tournament", "run", "k.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     after = rows(db)
-    assert len(after) == 30
+    assert len(after) == 120
     keys = [(p, n) for p, n, _, _ in after]
-    assert keys == sorted({(p, n) for p in ("a-vs-b", "a-vs-c", "b-vs-c") for n in range(10)})
-    assert len({g for _, _, g, _ in after}) == 30
+    pairings = ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
+    assert keys == sorted({(p, n) for p in pairings for n in range(20)})
+    assert len({g for _, _, g, _ in after}) == 120
     assert set(before) <= set(after)  # nothing stored before the kill was lost or rewritten
 
 
