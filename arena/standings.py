@@ -185,14 +185,21 @@ def _num(value: float) -> str:
     return f"{value:g}"
 
 
+_TEXT_COLUMNS = {"bot", "forfeit reasons"}
+
+
 def standings_text(df: pd.DataFrame, fmt: str = "simple") -> str:
-    return tabulate(display_standings(df), headers="keys", tablefmt=fmt, showindex=False,
-                    disable_numparse=True)
+    shown = display_standings(df)
+    align = tuple("left" if c in _TEXT_COLUMNS else "right" for c in shown.columns)
+    return tabulate(shown, headers="keys", tablefmt=fmt, showindex=False, disable_numparse=True,
+                    colalign=align)
 
 
 def crosstable_text(df: pd.DataFrame, fmt: str = "simple") -> str:
-    return tabulate(display_crosstable(df), headers="keys", tablefmt=fmt, showindex=True,
-                    disable_numparse=True)
+    shown = display_crosstable(df)
+    align = ("left",) + ("right",) * len(shown.columns)
+    return tabulate(shown, headers="keys", tablefmt=fmt, showindex=True, disable_numparse=True,
+                    colalign=align)
 
 
 # --- from the database ---

@@ -26,7 +26,9 @@ missing: the next run plays them.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import dataclasses
+import fcntl
 import json
 import multiprocessing
 import os
@@ -37,7 +39,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -55,6 +57,7 @@ DEFAULT_GAMES_PER_TASK = 10
 """Games a worker plays with the same two bot processes: small keeps little work in flight
 (an interrupted run replays at most this many games per worker), large saves bot start-ups."""
 DEFAULT_RESULTS_ROOT = "results"
+LOCK_NAME = "run.lock"
 _POOL_RESTARTS = 2
 """How many times a broken process pool (a worker killed) is rebuilt before giving up."""
 _PARENT_POLL_S = 0.5
@@ -391,7 +394,9 @@ def run(
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     started = time.monotonic()
     summary = RunSummary()
-    with Store(tournament.results_dir(results_root) / DB_NAME) as store:
+    out = tournament.results_dir(results_root)
+    out.mkdir(parents=True, exist_ok=True)
+    with _exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
@@ -449,6 +454,28 @@ def run(
         bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+@contextlib.contextmanager
+def _exclusive(path: Path, name: str) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (released by the kernel even after kill -9): two runs of the
+    same tournament at once would play the same games twice (though each would be stored once)."""
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.seek(0)
+            pid = handle.read().strip() or "?"
+            raise StoreError(f"another run of tournament {name!r} is in progress (pid {pid}); "
+                             "wait for it or stop it first") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _make_pool(concurrency: int, stream: Any = None) -> ProcessPoolExecutor:
