@@ -337,3 +337,10 @@ def test_a_second_run_at_once_is_refused(tmp_path):
             tmod.run(t, tmp_path / "res", progress=None, task=fake_task)
     with ThreadPoolExecutor(1) as pool:  # released: the next run goes ahead
         assert tmod.run(t, tmp_path / "res", executor=pool, progress=None, task=fake_task).stored == 6
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.stem)
+def test_every_example_reads(path):
+    t = tmod.load(path)  # also checks every bot command resolves
+    assert len(t.bots) >= 3 and t.games_per_pairing % 2 == 0
+    assert t.results_dir() == Path("results") / path.stem
