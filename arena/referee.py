@@ -272,8 +272,9 @@ class _Referee:
     # --- one game ---
     def _play_game(self, number: int, on_move: OnMove | None) -> GameRecord:
         spec = self.spec
-        first = spec.seats(number)[0]
-        players = self.bots if first is spec.bots[0] else self.bots[::-1]
+        a, b = spec.bots
+        swapped = spec.seats(number)[0] is not a if a is not b else number % 2 == 1
+        players = self.bots[::-1] if swapped else self.bots
         game_id = spec.game_id(number)
         record = GameRecord(
             game_id=game_id,
@@ -373,6 +374,8 @@ class _Referee:
                 if status is not None:
                     bot.failure = (Forfeit.CRASHED, status)
                     raise _Forfeited(seat, Forfeit.CRASHED, f"{status} while thinking about ply {ply}")
+                for player in players:  # a bot printing without end must not fill the disk
+                    player.process.cap_log()  # type: ignore[union-attr]
                 continue
             received = time.monotonic()
             identity, frame = got

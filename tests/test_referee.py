@@ -10,10 +10,10 @@ import pytest
 
 import rules
 from arena.clock import TimeControl
-from arena.launcher import resolve_command
+from arena.launcher import LOG_CAP_BYTES, resolve_command
 from arena.match import BotSpec, MatchSpec
 from arena.records import Forfeit, GameRecord
-from arena.referee import run_match
+from arena.referee import LOG_TAIL_CHARS, run_match
 
 HERE = Path(__file__).resolve().parent
 RANDOM = BotSpec("random", resolve_command("random"))
@@ -166,6 +166,15 @@ def test_an_exception_in_choose_plays_the_first_legal_move_with_a_comment():
 def test_stray_messages_are_dropped_without_harm():
     record = run_match(match([broken("flood"), RANDOM], games=1))[0]
     assert record.forfeit is None and replay(record).outcome is not None
+
+
+def test_a_chatty_bot_has_its_log_file_capped(tmp_path):
+    record = run_match(match([broken("chatty"), RANDOM], games=1), workdir=tmp_path)[0]
+    assert record.forfeit is None
+    [log_file] = tmp_path.glob("bot0-*/bot.log")
+    assert log_file.stat().st_size <= LOG_CAP_BYTES
+    assert log_file.read_text().startswith("[... arena: log cut")
+    assert 0 < len(record.logs["0"]) <= LOG_TAIL_CHARS + 3
 
 
 def test_start_moves_are_played_before_the_bots_move():

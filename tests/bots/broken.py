@@ -13,6 +13,7 @@ Modes:
   badproto     says hello for protocol 99
   info         legal[0] with a rich `info` (nested, bytes, a float NaN in a second field)
   flood        on every turn, first 50 moves for a wrong ply, then legal[0]
+  chatty       on every turn, print 1.5 MB, wait 0.1 s, then legal[0]
 """
 from __future__ import annotations
 
@@ -65,6 +66,10 @@ def main() -> int:
             elif mode == "info":
                 reply["info"] = {"depth": 3, "score": -12, "pv": legal[:2], "raw": b"\x00\x01",
                                  "nested": {"a": [1, 2, {"b": None}]}}
+            elif mode == "chatty":
+                sys.stdout.write(("x" * 99 + "\n") * 15000)
+                sys.stdout.flush()
+                time.sleep(0.1)
             elif mode == "flood":
                 for _ in range(50):
                     client.send(dict(reply, ply=reply["ply"] + 1000))
