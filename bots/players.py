@@ -5,6 +5,7 @@ Every move carries an `info` dict: depth, score, nodes, pv and the root `candida
 """
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any
 
@@ -147,7 +148,12 @@ class Champion(SearchBot):
         deadline = self.deadline(time_left)
         if self.searcher is None or self.searcher.evaluate is not self.evaluation_for(state):
             self.searcher = Searcher(self.evaluation_for(state))
-        result = self.searcher.search(state, deadline, self.max_depth)
+        gc.disable()  # a full collection over a big table can stall a move by tens of milliseconds
+        try:
+            result = self.searcher.search(state, deadline, self.max_depth)
+        finally:
+            gc.freeze()  # the table's states are long-lived: keep them out of later collections
+            gc.enable()
         info = _info(result)
         info["nps"] = round(result.nodes / result.seconds) if result.seconds > 0 else 0
         return result.move, info

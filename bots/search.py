@@ -189,8 +189,10 @@ class Searcher:
     the history scores survive between moves of a game; call `reset()` for a new game.
     """
 
-    def __init__(self, evaluate: Evaluate, max_entries: int = 400_000) -> None:
+    def __init__(self, evaluate: Evaluate, max_entries: int = 400_000,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.evaluate = evaluate
+        self.clock = clock
         self.max_entries = max_entries
         self.table: dict[State, tuple[int, float, int, str | None]] = {}
         self.history: dict[str, int] = {}
@@ -203,13 +205,13 @@ class Searcher:
         self.history.clear()
 
     def search(self, state: State, deadline: float | None = None, max_depth: int = 64) -> SearchResult:
-        """The best move of the deepest iteration finished before `deadline` (a time.monotonic() value).
+        """The best move of the deepest iteration finished before `deadline` (a `self.clock()` value).
 
         Stops early when the result is a proven win or loss, when there is one legal move, or when
         more than half the time is spent (the next iteration would not finish).
         """
         moves = _check_root(state, max_depth)
-        started = time.monotonic()
+        started = self.clock()
         self.nodes = 0
         self._deadline = deadline
         if len(self.table) > self.max_entries:
@@ -231,10 +233,10 @@ class Searcher:
                                   candidates)
             if is_decided(score) or len(moves) == 1:
                 break
-            if deadline is not None and time.monotonic() - started > (deadline - started) / 2:
+            if deadline is not None and self.clock() - started > (deadline - started) / 2:
                 break
         result.nodes = self.nodes
-        result.seconds = time.monotonic() - started
+        result.seconds = self.clock() - started
         return result
 
     def _root(self, state: State, moves: list[str], depth: int) -> tuple[float, dict[str, float]]:
@@ -258,7 +260,7 @@ class Searcher:
         """Fail-soft alpha-beta below the root, reading and writing the transposition table."""
         self.nodes += 1
         deadline = self._deadline
-        if deadline is not None and self.nodes % CLOCK_EVERY == 0 and time.monotonic() >= deadline:
+        if deadline is not None and self.nodes % CLOCK_EVERY == 0 and self.clock() >= deadline:
             raise SearchTimeout
         if s.outcome is not None:
             return terminal_score(s)

@@ -1,0 +1,203 @@
+"""The reference bots: alpha-beta equals minimax, the timed search keeps its rules, every bot takes a win."""
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+
+import rules
+from bots import NAMES, evaluation, load
+from bots.players import AlphaBeta, Champion, Greedy, Minimax
+from bots.search import WIN, Searcher, alphabeta, is_decided, minimax, terminal_score
+
+# Small boards where depth 3 without pruning stays cheap; every game is covered.
+GAMES: dict[str, dict] = {
+    "freedom": {"size": 8},
+    "domineering": {"rows": 6, "cols": 6},
+    "morris": {},
+    "santorini": {},
+    "fanorona": {},
+}
+SEARCHED_BOTS = ("greedy", "minimax", "alphabeta", "champion")
+MAX_SANTORINI_MOVES = 20
+"""Santorini's random positions keep to those with at most this many moves (full width is b^3)."""
+
+
+def random_positions(name: str, count: int, seed: int) -> list[rules.State]:
+    """`count` running positions, each drawn from a different random playout of `name`."""
+    game = rules.load(name, **GAMES[name])
+    rng = random.Random(seed)
+    out: list[rules.State] = []
+    while len(out) < count:
+        state, path = game.start(), []
+        while not state.is_over():
+            moves = state.legal_moves()
+            if name != "santorini" or (state.ply >= 2 and len(moves) <= MAX_SANTORINI_MOVES):
+                path.append(state)
+            state = state.play(rng.choice(moves))
+        if path:
+            out.append(rng.choice(path))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_alphabeta_equals_minimax_at_depth_3_with_fewer_nodes(name: str) -> None:
+    evaluate = evaluation.simple(name)
+    positions = random_positions(name, 100, seed=1)
+    mm_nodes = ab_nodes = 0
+    for state in positions:
+        mm = minimax(state, 3, evaluate)
+        ab = alphabeta(state, 3, evaluate)
+        assert ab.score == mm.score, f"{name}: {state.to_wire()}"
+        assert ab.move == mm.move  # same move order, first best move kept by both
+        assert mm.candidates[mm.move] == mm.score and mm.pv[0] == mm.move and len(mm.pv) <= 3
+        mm_nodes += mm.nodes
+        ab_nodes += ab.nodes
+    assert ab_nodes < mm_nodes
+    print(f"{name}: minimax {mm_nodes} nodes, alphabeta {ab_nodes} nodes over 100 positions")
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_iterative_deepening_with_table_finds_the_alphabeta_value(name: str) -> None:
+    evaluate = evaluation.simple(name)
+    for state in random_positions(name, 30, seed=2):
+        expected = alphabeta(state, 3, evaluate).score
+        result = Searcher(evaluate).search(state, deadline=None, max_depth=3)
+        if len(state.legal_moves()) == 1:  # a forced move is answered without searching deeper
+            assert result.move == state.legal_moves()[0] and result.depth == 1
+            continue
+        if not is_decided(expected):  # a proven result may stop the deepening early
+            assert result.depth == 3
+        assert result.score == expected, f"{name}: {state.to_wire()}"
+
+
+def test_timed_search_answers_with_the_deepest_finished_iteration() -> None:
+    name = "domineering"
+    evaluate = evaluation.simple(name)
+    state = rules.load(name, **GAMES[name]).start()
+    calls = 0
+
+    def counting(s: rules.State, move: str | None) -> float:
+        nonlocal calls
+        calls += 1
+        return evaluate(s, move)
+
+    Searcher(counting).search(state, deadline=None, max_depth=2)
+    after_two = calls
+    calls = 0
+    # The clock stands still through iterations 1 and 2, then jumps past the deadline in iteration 3.
+    searcher = Searcher(counting, clock=lambda: 0.0 if calls <= after_two else 1e9)
+    result = searcher.search(state, deadline=1.0)
+    depth2 = alphabeta(state, 2, evaluate)
+    assert calls > after_two  # iteration 3 started ...
+    assert result.depth == 2  # ... but its unfinished work was dropped
+    assert result.score == depth2.score
+    assert result.candidates[result.move] == depth2.score
+
+
+def test_terminal_scores_prefer_faster_wins() -> None:
+    game = rules.load("domineering", rows=2, cols=2)
+    won = game.start().play("1A")  # vertical covers column A; horizontal has no move and loses
+    assert won.is_over() and won.outcome.winner == 0
+    assert terminal_score(won) == -(WIN - 1)  # the side to move (seat 1) lost at ply 1
+
+
+def test_santorini_simple_evaluation_is_the_assignments_f() -> None:
+    game = rules.load("santorini")
+    state = game.start()
+    for move in ("A1 C3", "E1 E5", "C3 C4 C5", "E5 D5 D4"):
+        state = state.play(move)
+    move = "C4 D4 C3"  # climb onto D4 (level 1), build C3 from level 0 to 1
+    after = state.play(move)
+    # m = 1; own workers A1, D4 are 2 + 1 from C3; opponent's E1, D5 are 2 + 2: l = 1 * (4 - 3)
+    assert evaluation.santorini_f(after, move) == 1 + 1
+    assert evaluation.santorini_simple(after, move) == -2  # seen by seat 1, who is to move
+    bot = Greedy()
+    move, info = bot.choose(state, 1.0)
+    assert info["score"] == max(evaluation.santorini_f(state.play(m), m) for m in state.legal_moves())
+
+
+def win_positions(name: str, count: int, seed: int) -> list[tuple[rules.State, set[str]]]:
+    """Positions from random playouts where some moves win at once and some do not, with the winners."""
+    game = rules.load(name, **GAMES[name])
+    rng = random.Random(seed)
+    found: list[tuple[rules.State, set[str]]] = []
+    while len(found) < count:
+        state = game.start()
+        while not state.is_over():
+            moves = state.legal_moves()
+            if state.ply >= 2:
+                winning = set()
+                for m in moves:
+                    child = state.play(m)
+                    if child.outcome is not None and child.outcome.winner == state.seat:
+                        winning.add(m)
+                if winning and len(winning) < len(moves):
+                    found.append((state, winning))
+                    break
+            state = state.play(rng.choice(moves))
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("bot_name", SEARCHED_BOTS)
+def test_every_bot_takes_a_one_move_win(name: str, bot_name: str) -> None:
+    for state, winning in win_positions(name, 3, seed=3):
+        bot = load(bot_name)()
+        move, info = bot.choose(state, 0.5)
+        assert move in winning, f"{bot_name} missed a win in {name}: {state.to_wire()}"
+        assert is_decided(info["score"]) and info["score"] > 0
+        assert info["pv"][0] == move and info["nodes"] >= 1 and info["depth"] >= 1
+
+
+@pytest.mark.parametrize("bot_class", [Greedy, Minimax, AlphaBeta, Champion])
+def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> None:
+    state = random_positions("morris", 1, seed=4)[0]
+    move, info = bot_class().choose(state, 0.5)
+    legal = state.legal_moves()
+    assert move in legal
+    assert set(info) >= {"depth", "score", "nodes", "pv", "candidates"}
+    assert info["pv"][0] == move and all(isinstance(m, str) for m in info["pv"])
+    assert set(info["candidates"]) <= set(legal) and info["candidates"][move] == info["score"]
+    assert info["nodes"] > len(legal) or info["depth"] == 1
+
+
+def test_bot_options_and_registry() -> None:
+    assert {"greedy", "minimax", "alphabeta", "champion"} <= set(NAMES)
+    assert load("alphabeta") is AlphaBeta
+    assert AlphaBeta(depth="2").depth == 2 and Minimax().depth == 2 and AlphaBeta().depth == 3
+    with pytest.raises(ValueError):
+        AlphaBeta(depth="0")
+
+
+def test_every_evaluation_runs_on_random_positions() -> None:
+    for name in GAMES:
+        for state in random_positions(name, 20, seed=5):
+            for table in (evaluation.SIMPLE, evaluation.STRONG):
+                assert abs(table[name](state, None)) < 100_000
+
+
+def test_champion_keeps_its_time_in_a_20_game_match() -> None:
+    from arena.clock import TimeControl
+    from arena.match import BotSpec, MatchSpec
+    from arena.referee import run_match
+
+    def bot(text: str) -> BotSpec:
+        return BotSpec(text, (sys.executable, "-m", "bots", *text.split()))
+
+    limit = 0.5
+    spec = MatchSpec("champion-clock", "domineering", (bot("champion"), bot("alphabeta depth=2")),
+                     TimeControl(per_move=limit), tuple(range(20)), {"rows": 6, "cols": 6})
+    records = run_match(spec)
+    assert len(records) == 20
+    champion_moves = 0
+    for number, record in enumerate(records):
+        assert record.forfeit is None, record.forfeit
+        seat = number % 2  # bots[0] (champion) sits in seat 0 in even games
+        for move in record.moves:
+            assert move.time_s < limit, (number, move)
+            if move.seat == seat:
+                champion_moves += 1
+                assert move.info["depth"] >= 1
+    assert champion_moves >= 60
