@@ -1,0 +1,167 @@
+"""How strong the reference bots are: real matches through the referee, and minimax/alphabeta node counts.
+
+    python benchmarks/bot_strength.py                      # every game, 1 s a move, 10 games a pairing
+    python benchmarks/bot_strength.py --games 4 --time 0.5 --game santorini --jobs 2
+
+Per game: `champion` against `alphabeta depth=2`, and `alphabeta` against `random`. The bots are
+deterministic, so each pair of games (one per seat) starts from its own random opening of
+`--opening` plies. Printed: the first bot's score, and each bot's nodes per second (its reported
+nodes over the referee's time for its moves). Then the node counts of minimax and alphabeta at the
+same depth over random positions, side by side. The issue's goals: champion >= 75%, alphabeta >= 90%.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tabulate import tabulate  # noqa: E402
+
+import rules  # noqa: E402
+from arena.clock import TimeControl  # noqa: E402
+from arena.match import BotSpec, MatchSpec  # noqa: E402
+from arena.records import GameRecord  # noqa: E402
+from arena.referee import run_match  # noqa: E402
+from bots import evaluation  # noqa: E402
+from bots.search import alphabeta, minimax  # noqa: E402
+
+PAIRINGS = (("champion", "alphabeta depth=2"), ("alphabeta", "random"))
+"""(first bot, second bot): the score printed is the first bot's."""
+NODE_DEPTH = {"freedom": 3, "domineering": 3, "morris": 3, "santorini": 2, "fanorona": 3}
+"""Depth of the minimax/alphabeta node count per game (Santorini's branching makes 3 slow here)."""
+
+
+@dataclass
+class PairingResult:
+    """One pairing in one game: the first bot's points, and each bot's nodes and seconds."""
+
+    game: str
+    bots: tuple[str, str]
+    games: int = 0
+    points: float = 0.0
+    forfeits: int = 0
+    nodes: tuple[int, int] = (0, 0)
+    seconds: tuple[float, float] = (0.0, 0.0)
+
+
+def opening(game: str, plies: int, rng: random.Random) -> tuple[str, ...]:
+    """`plies` random moves from the start that leave the game running."""
+    while True:
+        state, moves = rules.load(game).start(), []
+        for _ in range(plies):
+            move = rng.choice(state.legal_moves())
+            moves.append(move)
+            state = state.play(move)
+            if state.is_over():
+                break
+        if not state.is_over():
+            return tuple(moves)
+
+
+def bot_spec(text: str) -> BotSpec:
+    """A shipped bot with its options, e.g. `alphabeta depth=2`, run as `python -m bots ...`."""
+    return BotSpec(text, (sys.executable, "-m", "bots", *text.split()))
+
+
+def play_pair(game: str, bots: tuple[str, str], seconds: float, start: tuple[str, ...],
+              match_id: str) -> list[GameRecord]:
+    """Two games from the same opening, each bot in each seat."""
+    spec = MatchSpec(match_id, game, (bot_spec(bots[0]), bot_spec(bots[1])),
+                     TimeControl(per_move=seconds), (0, 1), start_moves=start)
+    return run_match(spec)
+
+
+def tally(result: PairingResult, records: list[GameRecord]) -> None:
+    """Add a pair of games (bots[0] in seat 0 in game 0, seat 1 in game 1) to `result`."""
+    nodes, secs = list(result.nodes), list(result.seconds)
+    for number, record in enumerate(records):
+        first_seat = number % 2
+        result.games += 1
+        result.points += record.points(first_seat)
+        result.forfeits += record.forfeit is not None
+        for move in record.moves:
+            who = 0 if move.seat == first_seat else 1
+            nodes[who] += int(move.info.get("nodes", 0) or 0)
+            secs[who] += move.time_s
+    result.nodes, result.seconds = (nodes[0], nodes[1]), (secs[0], secs[1])
+
+
+def strength(games: list[str], count: int, seconds: float, plies: int, jobs: int,
+             seed: int) -> list[PairingResult]:
+    """Play `count` games (in seat-swapped pairs) of every pairing in every game."""
+    rng = random.Random(seed)
+    work = []
+    for game in games:
+        for bots in PAIRINGS:
+            for pair in range((count + 1) // 2):
+                work.append((game, bots, seconds, opening(game, plies, rng), f"{game}-{bots[0]}-{pair}"))
+    results = {(game, bots): PairingResult(game, bots) for game in games for bots in PAIRINGS}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [(item, pool.submit(play_pair, *item)) for item in work]
+        for (game, bots, *_), future in futures:
+            tally(results[game, bots], future.result())
+    return list(results.values())
+
+
+def node_counts(games: list[str], positions: int, seed: int) -> list[list[object]]:
+    """Rows of (game, depth, minimax nodes, alphabeta nodes, ratio, same value) over random positions."""
+    rows = []
+    for game in games:
+        rng = random.Random(seed)
+        g = rules.load(game)
+        depth = NODE_DEPTH[game]
+        evaluate = evaluation.simple(game)
+        mm = ab = agree = 0
+        for _ in range(positions):
+            state, path = g.start(), []
+            while not state.is_over():
+                if not (game == "santorini" and state.ply < 2):  # placements: 300 x 253 moves
+                    path.append(state)
+                state = state.play(rng.choice(state.legal_moves()))
+            state = rng.choice(path)
+            a, b = minimax(state, depth, evaluate), alphabeta(state, depth, evaluate)
+            mm, ab, agree = mm + a.nodes, ab + b.nodes, agree + (a.score == b.score)
+        rows.append([game, depth, mm, ab, f"{ab / mm:.2f}", f"{agree}/{positions}"])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add = parser.add_argument
+    add("--game", action="append", choices=rules.names(), help="a game (repeatable; default all)")
+    add("--games", type=int, default=10, help="games per pairing and game (default 10)")
+    add("--time", type=float, default=1.0, help="seconds per move (default 1)")
+    add("--opening", type=int, default=2, help="random opening plies per pair of games (default 2)")
+    add("--jobs", type=int, default=1, help="matches played at once (default 1)")
+    add("--positions", type=int, default=20, help="positions for the node counts (default 20)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--skip-matches", action="store_true", help="only the node counts")
+    args = parser.parse_args(argv)
+    games = args.game or rules.names()
+
+    print(f"minimax and alphabeta, same depth, {args.positions} random positions per game (default boards)")
+    print(tabulate(node_counts(games, args.positions, args.seed),
+                   headers=["game", "depth", "minimax nodes", "alphabeta nodes", "ratio", "same value"]))
+    if args.skip_matches:
+        return 0
+    started = time.monotonic()
+    rows = []
+    for r in strength(games, args.games, args.time, args.opening, args.jobs, args.seed):
+        nps = [f"{n / s:,.0f}" if s > 0 else "-" for n, s in zip(r.nodes, r.seconds, strict=True)]
+        rows.append([r.game, f"{r.bots[0]} vs {r.bots[1]}", r.games, f"{r.points:g}",
+                     f"{100 * r.points / max(r.games, 1):.0f}%", r.forfeits, nps[0], nps[1]])
+    print(f"\nmatches at {args.time:g} s per move, {args.games} games per pairing "
+          f"({time.monotonic() - started:.0f} s)")
+    print(tabulate(rows, headers=["game", "pairing", "games", "first's points", "score", "forfeits",
+                                  "first's nodes/s", "second's nodes/s"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
