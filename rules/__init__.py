@@ -6,20 +6,22 @@
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
-from rules.domineering import Domineering
-from rules.fanorona import Fanorona
-from rules.freedom import Freedom
-from rules.morris import Morris
-from rules.santorini import Santorini
 
 __all__ = ["Game", "IllegalMoveError", "InvalidMoveError", "Outcome", "State", "load", "names"]
 
-_GAMES: dict[str, type[Game]] = {
-    cls.name: cls for cls in (Domineering, Fanorona, Freedom, Morris, Santorini)
+_GAMES: dict[str, str] = {
+    "domineering": "rules.domineering:Domineering",
+    "fanorona": "rules.fanorona:Fanorona",
+    "freedom": "rules.freedom:Freedom",
+    "morris": "rules.morris:Morris",
+    "santorini": "rules.santorini:Santorini",
 }
+"""Game name -> "module:Class". Modules are imported on first use: a bot process that plays one
+game pays only for that game's precomputed tables (start-up time matters in tournaments)."""
 
 
 def names() -> list[str]:
@@ -30,7 +32,8 @@ def names() -> list[str]:
 def load(name: str, **params: Any) -> Game:
     """The game `name` with `params` over its defaults; ValueError names an unknown game or parameter."""
     try:
-        cls = _GAMES[name]
+        module_name, class_name = _GAMES[name].split(":")
     except (KeyError, TypeError):
         raise ValueError(f"unknown game {name!r} (known: {', '.join(names())})") from None
+    cls: type[Game] = getattr(importlib.import_module(module_name), class_name)
     return cls(**params)
