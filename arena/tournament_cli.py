@@ -34,8 +34,11 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     tsub.required = True
     run = tsub.add_parser("run", help="play every game not yet played (resumes after an interruption)")
     run.add_argument("tournament", metavar="TOURNAMENT", help="the tournament file (.toml)")
-    run.add_argument("--concurrency", "-j", type=int, default=1,
+    run.add_argument("--concurrency", "-j", type=int, default=None,
                      help="matches played at once (default 1; at most the number of cores)")
+    run.add_argument("--cluster", metavar="ADDRESS", default=None,
+                     help="play the matches on a Dask cluster: a scheduler address (tcp://HOST:8786), "
+                          "or local:N for N local worker processes (needs: pip install 'arena[dask]')")
     run.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
     run.set_defaults(func=cmd_run)
@@ -100,9 +103,20 @@ def results_dir_of(arg: str, root: str) -> Path:
 
 @_guard
 def cmd_run(args: argparse.Namespace) -> int:
-    """arena tournament run TOURNAMENT [--concurrency N]"""
-    if args.concurrency < 1:
+    """arena tournament run TOURNAMENT [--concurrency N | --cluster ADDRESS]"""
+    if args.concurrency is not None and args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.cluster is not None:
+        from arena import cluster
+
+        if args.concurrency is not None:
+            raise CommandError("--concurrency is for the local pool; with --cluster the workers play "
+                               "(local:N for N local workers)")
+        try:
+            cluster.parse_cluster(args.cluster)
+            cluster._distributed()
+        except cluster.ClusterError as exc:
+            raise CommandError(str(exc)) from None
     tour = tmod.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
@@ -110,8 +124,14 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{len(tour.bots)} bots, "
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
-    summary = tmod.run(tour, args.results, concurrency=args.concurrency,
-                       progress=None if args.quiet else sys.stderr)
+    progress = None if args.quiet else sys.stderr
+    if args.cluster is not None:
+        try:
+            summary = cluster.run(tour, args.results, args.cluster, progress=progress)
+        except cluster.ClusterError as exc:
+            raise CommandError(str(exc)) from None
+    else:
+        summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress)
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
     if not args.quiet:

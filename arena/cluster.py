@@ -1,0 +1,363 @@
+"""A tournament on a Dask cluster: `arena tournament run TOURNAMENT --cluster ADDRESS` (or `local:N`).
+
+The same tournament as the local process pool (arena.tournament), with the matches sent to Dask
+workers: each MatchSpec chunk is one task (`run_match_task`) whose return value is its game
+records as JSON. The parent alone opens the SQLite database; it validates and commits each game
+as its task completes, exactly as `tournament.run` does, so resume works the same way.
+
+- A worker that dies mid-match loses that match only: the scheduler runs the task again on another
+  worker (a task that raised is retried `TASK_RETRIES` times). A task that killed
+  `distributed.scheduler.allowed-failures` workers comes back as KilledWorker; the parent then
+  rebuilds it from what is stored (only the games still missing) and submits it again, at most
+  `RESUBMITS` times. A game comes back once per task, and a game already stored is never stored
+  again (the parent drops it; the store's UNIQUE key would refuse it anyway).
+- Before the first match, every worker present checks that it can start every bot: the command
+  resolves there (program and script files exist) and the bot says hello within the referee's
+  start-up limit. ClusterError names the worker and the bot.
+- A bot command whose program is the parent's Python (shipped bots: `python -m bots NAME`) runs
+  under the worker's Python; every other path must exist on the workers as on this machine
+  (a shared file system, or the same directory copied to every worker): docs/cluster.md.
+
+dask and distributed are imported here only, and only when a cluster is used: arena runs without
+them (`pip install 'arena[dask]'` adds them).
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from arena import tournament as tmod
+from arena.match import BotSpec, MatchSpec
+from arena.store import DB_NAME, Store
+
+INSTALL_HINT = "pip install 'arena[dask]'"
+LOCAL_PREFIX = "local:"
+LOCAL_MAX_WORKERS_PER_CORE = 4
+"""`local:N` refuses more than this many worker processes per core (a typo, not a plan)."""
+CONNECT_TIMEOUT_S = 10.0
+"""How long to try to reach a scheduler (seconds)."""
+WORKER_WAIT_S = 30.0
+"""How long to wait for a scheduler with no workers to get its first one (seconds)."""
+CHECK_TIMEOUT_S = 120.0
+"""How long the start-up check of the bots may take on every worker together (seconds)."""
+CHECK_BATCH = 8
+"""Bots a worker starts at once during the start-up check."""
+TASK_RETRIES = 2
+"""Dask retries of a match task that raised (the referee itself failing, not a bot forfeiting)."""
+RESUBMITS = 2
+"""Times the parent rebuilds and resubmits a match whose task killed too many workers."""
+MAX_PROBLEMS_SHOWN = 10
+
+
+class ClusterError(ValueError):
+    """The cluster cannot be used (Dask missing, bad address, no workers, a bot missing on a worker)."""
+
+
+# --- the address ---
+
+def parse_cluster(text: str) -> tuple[str, int | str]:
+    """("local", N) for `local:N`, ("address", text) for a scheduler address; ClusterError names
+    a bad value."""
+    text = str(text).strip()
+    if text.startswith(LOCAL_PREFIX):
+        count = text[len(LOCAL_PREFIX):]
+        limit = LOCAL_MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)
+        if not count.isdigit() or not 1 <= int(count) <= limit:
+            raise ClusterError(f"--cluster {text!r}: local:N needs N workers between 1 and {limit} "
+                               f"({os.cpu_count()} cores here)")
+        return "local", int(count)
+    if not re.match(r"^([a-z][a-z0-9+]*://)?[^\s:/]+(:\d+)?$", text) or text.startswith("local"):
+        raise ClusterError(f"--cluster {text!r}: not a Dask scheduler address (tcp://HOST:PORT) "
+                           "nor local:N")
+    return "address", text
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ClusterError(f"--cluster needs Dask, which is not installed here ({exc}): "
+                           f"{INSTALL_HINT}") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+            worker_wait_s: float = WORKER_WAIT_S) -> Iterator[Any]:
+    """A distributed.Client for `cluster` (an address or local:N), closed at the end; a LocalCluster
+    of N single-threaded worker processes is started for local:N and closed with it."""
+    kind, value = parse_cluster(cluster)
+    distributed = _distributed()
+    with contextlib.ExitStack() as stack:
+        if kind == "local":
+            local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
+                                             dashboard_address=None)
+            stack.enter_context(local)
+            client = stack.enter_context(distributed.Client(local))
+        else:
+            try:
+                client = distributed.Client(value, timeout=connect_timeout_s)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                raise ClusterError(f"--cluster {value}: cannot reach a Dask scheduler there "
+                                   f"({type(exc).__name__}: {exc})") from None
+            stack.enter_context(client)
+            try:
+                client.wait_for_workers(1, timeout=worker_wait_s)
+            except (TimeoutError, OSError) as exc:
+                raise ClusterError(f"--cluster {value}: the scheduler has no workers "
+                                   f"(none joined within {worker_wait_s:g} s: {exc})") from None
+        yield client
+
+
+# --- the worker side ---
+
+def localize(bot: BotSpec, parent_python: str) -> BotSpec:
+    """The bot as it runs on this machine: a command run by the parent's Python interpreter runs
+    under this machine's (which has arena installed); every other command is unchanged."""
+    argv = bot.command
+    if argv and argv[0] == parent_python and parent_python != sys.executable:
+        return BotSpec(bot.name, (sys.executable, *argv[1:]))
+    return bot
+
+
+def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list[str]:
+    """One match on a Dask worker: its game records as JSON, in game order."""
+    from arena.referee import run_match
+
+    spec = dataclasses.replace(spec, bots=tuple(localize(b, parent_python) for b in spec.bots))
+    return [record.to_json() for record in run_match(spec)]
+
+
+def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_python: str,
+               startup_timeout_s: float | None = None) -> list[tuple[str, str]]:
+    """On a worker: (bot name, why) for each bot that cannot start here or does not say hello
+    within the start-up limit; ("", why) if the game itself does not load. Empty: all is well."""
+    import rules
+    from arena.launcher import LaunchError, check_command
+    from arena.protocol import RefereeEndpoint
+    from arena.referee import STARTUP_TIMEOUT_S
+
+    timeout = STARTUP_TIMEOUT_S if startup_timeout_s is None else startup_timeout_s
+    try:
+        rules.load(game, **params)
+    except ValueError as exc:
+        return [("", f"game {game!r} does not load: {exc}")]
+    problems: list[tuple[str, str]] = []
+    runnable: list[BotSpec] = []
+    for bot in bots:
+        bot = localize(bot, parent_python)
+        try:
+            check_command(bot.command)
+        except LaunchError as exc:
+            problems.append((bot.name, str(exc)))
+        else:
+            runnable.append(bot)
+    tmp = Path(tempfile.mkdtemp(prefix="arena-check-"))
+    try:
+        with RefereeEndpoint() as endpoint:
+            for start in range(0, len(runnable), CHECK_BATCH):
+                problems += _hello_batch(endpoint, runnable[start:start + CHECK_BATCH], tmp / str(start),
+                                         timeout)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return problems
+
+
+def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
+                 timeout_s: float) -> list[tuple[str, str]]:
+    """Start `batch` at once, wait for each hello, say bye and stop them all: the problems seen."""
+    from arena.launcher import BotProcess
+    from arena.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
+
+    problems: list[tuple[str, str]] = []
+    tokens = {secrets.token_hex(16): bot for bot in batch}
+    processes: dict[str, BotProcess] = {}
+    identities: list[bytes] = []
+    try:
+        for k, (token, bot) in enumerate(tokens.items()):
+            process = BotProcess(bot.command, workdir / str(k))
+            try:
+                process.start(endpoint.endpoint, token)
+            except (OSError, ValueError) as exc:
+                problems.append((bot.name, f"cannot start {' '.join(bot.command)!r}: {exc}"))
+                continue
+            processes[token] = process
+        deadline = time.monotonic() + timeout_s
+        waiting = set(processes)
+        while waiting and time.monotonic() < deadline:
+            got = endpoint.receive(min(0.05, max(0.0, deadline - time.monotonic())))
+            if got is not None and got[1] is not None:
+                try:
+                    message = decode_bot_message(got[1])
+                except ProtocolError:
+                    message = {"type": "?"}
+                token = message.get("token") if message["type"] == HELLO else None
+                if token in waiting:
+                    waiting.discard(token)
+                    identities.append(got[0])
+                    if message["protocol"] != PROTOCOL_VERSION:
+                        problems.append((tokens[token].name,
+                                         f"said hello for protocol {message['protocol']}, "
+                                         f"the referee speaks {PROTOCOL_VERSION}"))
+            for token in list(waiting):
+                status = processes[token].exit_status()
+                if status is not None:
+                    waiting.discard(token)
+                    printed = processes[token].read_log(0, 300).strip()
+                    problems.append((tokens[token].name, f"{status} before saying hello"
+                                     + (f"; it printed: {printed}" if printed else "")))
+        problems += [(tokens[token].name, f"no hello within {timeout_s:g} s") for token in waiting]
+    finally:
+        for identity in identities:
+            endpoint.send(identity, {"type": BYE})
+        for process in processes.values():
+            process.stop(grace_s=0.2)
+    return problems
+
+
+# --- the parent side ---
+
+def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = CHECK_TIMEOUT_S,
+                  startup_timeout_s: float | None = None) -> list[str]:
+    """Ask every worker to start every bot of `tournament` (one pinned task per worker); returns
+    the workers' addresses, or ClusterError naming each worker and bot that failed."""
+    distributed = _distributed()
+    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    if not workers:
+        raise ClusterError("the cluster has no workers")
+    bots = [b.spec() for b in tournament.bots]
+    futures = {
+        client.submit(check_bots, bots, tournament.game, dict(tournament.params), sys.executable,
+                      startup_timeout_s, workers=[w], allow_other_workers=False, pure=False): w
+        for w in workers
+    }
+    problems: list[str] = []
+    try:
+        distributed.wait(list(futures), timeout=timeout_s)
+    except TimeoutError:
+        pass
+    for future, worker in futures.items():
+        if future.status == "finished":
+            for name, why in future.result():
+                problems.append(f"worker {worker}: " + (f"bot {name!r}: " if name else "") + why)
+        elif future.status == "error":
+            exc = future.exception()
+            hint = " (is arena installed there, at the same version?)" if isinstance(exc, ImportError) else ""
+            problems.append(f"worker {worker}: the bot check failed: {type(exc).__name__}: {exc}{hint}")
+        else:
+            problems.append(f"worker {worker}: did not finish the bot check within {timeout_s:g} s")
+    client.cancel(list(futures))
+    if problems:
+        shown = problems[:MAX_PROBLEMS_SHOWN]
+        more = f"; and {len(problems) - len(shown)} more" if len(problems) > len(shown) else ""
+        raise ClusterError("not every worker can start every bot (see docs/cluster.md): "
+                           + "; ".join(shown) + more)
+    return workers
+
+
+@contextlib.contextmanager
+def _client_for(cluster: Any) -> Iterator[Any]:
+    if isinstance(cluster, str):
+        with connect(cluster) as client:
+            yield client
+    else:  # a distributed.Client made by the caller, who closes it
+        yield cluster
+
+
+def run(
+    tournament: tmod.Tournament,
+    results_root: str | Path = tmod.DEFAULT_RESULTS_ROOT,
+    cluster: Any = "local:2",
+    progress: TextIO | None = sys.stderr,
+    task: Callable[..., list[str]] = run_match_task,
+    check: bool = True,
+) -> tmod.RunSummary:
+    """Play every game of `tournament` not yet stored on a Dask cluster (`cluster`: an address,
+    local:N, or a distributed.Client); each game is committed as its task comes back.
+
+    StoreError if the file changed in a way that breaks exactly-once; ClusterError if the cluster
+    cannot be used (nothing is played then)."""
+    started = time.monotonic()
+    summary = tmod.RunSummary()
+    out = tournament.results_dir(results_root)
+    out.mkdir(parents=True, exist_ok=True)
+    with tmod._exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
+        store.accept_fingerprint(tournament.fingerprint())
+        stored = store.stored_numbers()
+        summary.already = sum(len(v) for v in stored.values())
+        specs = tmod.plan(tournament, stored)
+        summary.planned = sum(len(s.game_numbers) for s in specs)
+        if specs:
+            with _client_for(cluster) as client:
+                if check:
+                    check_workers(client, tournament)
+                bar = tmod.Progress(tournament.total_games(), summary.already, progress)
+                bar.show()
+                try:
+                    _play(client, store, specs, summary, bar, task)
+                except KeyboardInterrupt:
+                    summary.interrupted = True
+                bar.show(final=True)
+    summary.wall_s = time.monotonic() - started
+    return summary
+
+
+def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSummary, bar: tmod.Progress,
+          task: Callable[..., list[str]]) -> None:
+    distributed = _distributed()
+    expected = {spec.game_id(n): (spec, n) for spec in specs for n in spec.game_numbers}
+    futures: dict[Any, tuple[MatchSpec, int]] = {}
+    pending = distributed.as_completed()
+
+    def submit(spec: MatchSpec, attempt: int) -> None:
+        future = client.submit(task, spec, sys.executable, pure=False, retries=TASK_RETRIES)
+        futures[future] = (spec, attempt)
+        pending.add(future)
+
+    try:
+        for spec in specs:
+            submit(spec, 0)
+        for future in pending:
+            spec, attempt = futures.pop(future)
+            try:
+                results = future.result()
+            except distributed.KilledWorker as exc:
+                left = _left(spec, expected)
+                if left and attempt < RESUBMITS:
+                    rebuilt = dataclasses.replace(spec, game_numbers=left)
+                    for n in left:
+                        expected[spec.game_id(n)] = (rebuilt, n)
+                    submit(rebuilt, attempt + 1)
+                else:
+                    _give_up(spec, expected, summary, f"workers died running it ({exc})")
+                continue
+            except Exception as exc:  # the referee failed on this match: report, go on
+                _give_up(spec, expected, summary, f"{type(exc).__name__}: {exc}")
+                continue
+            tmod._store_results(store, spec, results, expected, summary, bar)
+    finally:
+        if futures:
+            client.cancel(list(futures))
+
+
+def _give_up(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]], summary: tmod.RunSummary,
+             why: str) -> None:
+    left = _left(spec, expected)
+    for n in left:
+        del expected[spec.game_id(n)]
+    summary.failures.append(f"{spec.match_id} games {list(left)}: {why}")
+
+
+def _left(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]]) -> tuple[int, ...]:
+    """The games of `spec` not yet stored (nor handed to another task)."""
+    return tuple(n for n in spec.game_numbers if expected.get(spec.game_id(n), (None,))[0] is spec)
