@@ -62,6 +62,8 @@ class Bot:
         self.moves: list[str] = []
         self.legal: list[str] = []
         self._games: dict[tuple, rules.Game] = {}
+        self._state: rules.State | None = None
+        self._state_moves: list[str] = []
 
     # --- to implement ---
     def choose(self, state: rules.State, time_left: float) -> str | tuple[str, dict[str, Any]]:
@@ -129,6 +131,7 @@ class Bot:
             self.game = None
             return
         self.game = game
+        self._state, self._state_moves = game.start(), []
         self._call_hook(self.new_game, game, self.seat, self.opponent, message["seed"])
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +142,7 @@ class Bot:
         try:
             if self.game is None:
                 raise ValueError("no game: the new_game message could not be used")
-            state = self.game.state_from_wire(message["state"])
+            state = self._follow(message)
             answer = self.choose(state, float(message["time_left_s"]))
             if isinstance(answer, str):
                 reply["move"] = answer
@@ -154,6 +157,23 @@ class Bot:
             reply["move"] = self.legal[0] if self.legal else ""
             reply["info"] = {"comment": f"choose() raised {type(exc).__name__}: {exc}"[:500]}
         return reply
+
+    def _follow(self, message: dict[str, Any]) -> rules.State:
+        """The state of this turn: the previous one with the new moves played on it (cheap), or,
+        when the history does not extend what this bot has seen, the referee's wire state."""
+        moves, known, state = self.moves, self._state_moves, self._state
+        if state is not None and isinstance(moves, list) and moves[: len(known)] == known:
+            try:
+                for move in moves[len(known):]:
+                    state = state.play(move)
+            except (ValueError, TypeError):
+                state = None
+        else:
+            state = None
+        if state is None or state.ply != message["ply"]:
+            state = self.game.state_from_wire(message["state"])  # type: ignore[union-attr]
+        self._state, self._state_moves = state, list(moves)
+        return state
 
     def _call_hook(self, hook: Any, *args: Any) -> None:
         try:
