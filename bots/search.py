@@ -189,7 +189,7 @@ class Searcher:
     the history scores survive between moves of a game; call `reset()` for a new game.
     """
 
-    def __init__(self, evaluate: Evaluate, max_entries: int = 400_000,
+    def __init__(self, evaluate: Evaluate, max_entries: int = 200_000,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.evaluate = evaluate
         self.clock = clock
