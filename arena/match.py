@@ -10,10 +10,17 @@ from arena.clock import TimeControl
 
 @dataclass(frozen=True)
 class BotSpec:
-    """A bot: its display name and the command line that starts it (argv list)."""
+    """A bot: its display name and the command line that starts it (argv list).
+
+    `external`: the referee starts no process; the player (e.g. a person at the terminal) connects
+    itself with the endpoint and token given to `run_match`'s `on_external`. `time_control`: this
+    seat's clock when it differs from the match's (None: the match's).
+    """
 
     name: str
     command: tuple[str, ...]
+    external: bool = False
+    time_control: TimeControl | None = None
 
 
 @dataclass(frozen=True)

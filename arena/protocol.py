@@ -35,6 +35,7 @@ LINGER_MS = 0
 # bot -> referee
 HELLO = "hello"
 MOVE = "move"
+RESIGN = "resign"
 # referee -> bot
 NEW_GAME = "new_game"
 TURN = "turn"
@@ -55,6 +56,7 @@ _BOT_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
     HELLO: (("token", (str,), True), ("name", (str,), True), ("protocol", _INT, True)),
     MOVE: (("game_id", (str,), True), ("ply", _INT, True), ("move", (str,), True),
            ("info", (dict,), False)),
+    RESIGN: (("game_id", (str,), True), ("ply", _INT, True)),
 }
 _REFEREE_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
     NEW_GAME: (("game_id", (str,), True), ("game", (str,), True), ("params", (dict,), True),
@@ -113,7 +115,7 @@ def _check(message: dict[str, Any], schema: dict) -> dict[str, Any]:
 
 
 def decode_bot_message(frame: bytes) -> dict[str, Any]:
-    """A validated bot -> referee message (hello or move); ProtocolError says what is wrong."""
+    """A validated bot -> referee message (hello, move or resign); ProtocolError says what is wrong."""
     return _check(_unpack(frame), _BOT_FIELDS)
 
 

@@ -15,6 +15,7 @@ class Forfeit(str, Enum):
     MALFORMED_MESSAGE = "malformed_message"
     CRASHED = "crashed"
     NO_HELLO = "no_hello"
+    RESIGNED = "resigned"
 
 
 @dataclass

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from arena.clock import TimeControl
 from arena.launcher import BotProcess
 from arena.match import BotSpec, MatchSpec
 from arena.protocol import (
@@ -35,6 +36,7 @@ from arena.protocol import (
     MOVE,
     NEW_GAME,
     PROTOCOL_VERSION,
+    RESIGN,
     TURN,
     ProtocolError,
     RefereeEndpoint,
@@ -61,6 +63,9 @@ MAX_STRAY_MESSAGES = 1000
 
 OnGame = Callable[[GameRecord], None]
 OnMove = Callable[[GameRecord, MoveRecord, "rules.State"], None]
+OnExternal = Callable[[str, str, str], "Callable[[], str | None] | None"]
+"""on_external(name, endpoint, token) for an external seat; may return a status function: None while
+the player is there, else why it left (the referee then treats it as crashed)."""
 
 
 def run_match(
@@ -70,18 +75,23 @@ def run_match(
     *,
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
     workdir: str | Path | None = None,
+    on_external: OnExternal | None = None,
 ) -> list[GameRecord]:
     """Play the games `spec.game_numbers` of `spec` and return their records in order.
 
     `on_game(record)` is called after each game, `on_move(record, move, state)` after each move.
     Bots run in per-bot working directories under `workdir` (default: a temporary directory,
-    removed at the end). ValueError for a spec that cannot be played (before any bot starts).
+    removed at the end). A bot with `external=True` is not started: `on_external(name, endpoint,
+    token)` is called and the player connects itself. ValueError for a spec that cannot be played
+    (before any bot starts).
     """
+    if on_external is None and any(b.external for b in spec.bots):
+        raise ValueError("an external player needs run_match(..., on_external=...)")
     game = rules.load(spec.game, **spec.params)
     start = replay(game, spec.start_moves)
     if start.outcome is not None:
         raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
-    referee = _Referee(spec, game, start, startup_timeout_s, workdir)
+    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external)
     try:
         return referee.play(on_game, on_move)
     finally:
@@ -122,10 +132,36 @@ class _Forfeited(Exception):
 
 
 @dataclass(eq=False)
+class _External:
+    """The stand-in process of an external player: nothing to start or kill, no log."""
+
+    def __init__(self, on_external: OnExternal, name: str) -> None:
+        self.on_external, self.name, self.status = on_external, name, None
+
+    def start(self, endpoint: str, token: str) -> None:
+        self.status = self.on_external(self.name, endpoint, token)
+
+    def exit_status(self) -> str | None:
+        return self.status() if self.status is not None else None
+
+    def stop(self, grace_s: float = 0.0) -> None:
+        pass
+
+    def log_size(self) -> int:
+        return 0
+
+    def read_log(self, offset: int, max_chars: int) -> str:
+        return ""
+
+    def cap_log(self) -> bool:
+        return False
+
+
+@dataclass(eq=False)
 class _Bot:
     spec: BotSpec
     workdir: Path
-    process: BotProcess | None = None
+    process: BotProcess | _External | None = None
     token: str = ""
     identity: bytes | None = None
     failure: tuple[Forfeit, str] | None = None
@@ -146,11 +182,13 @@ class _Bot:
 
 class _Referee:
     def __init__(self, spec: MatchSpec, game: rules.Game, start: rules.State,
-                 startup_timeout_s: float, workdir: str | Path | None) -> None:
+                 startup_timeout_s: float, workdir: str | Path | None,
+                 on_external: OnExternal | None = None) -> None:
         self.spec = spec
         self.game = game
         self.start = start
         self.startup_timeout_s = startup_timeout_s
+        self.on_external = on_external
         self.own_tmp = workdir is None
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec.match_id)[:40]
         self.tmp = Path(tempfile.mkdtemp(prefix=f"arena-{safe}-")) if workdir is None else Path(workdir)
@@ -160,8 +198,14 @@ class _Referee:
             for i, bot in enumerate(spec.bots)
         ]
         self.by_identity: dict[bytes, _Bot] = {}
-        tc = spec.time_control
-        self.time_message = {
+
+    def clock(self, bot: _Bot) -> TimeControl:
+        """The bot's own clock if it has one, else the match's."""
+        return bot.spec.time_control or self.spec.time_control
+
+    def time_message(self, bot: _Bot) -> dict[str, Any]:
+        tc = self.clock(bot)
+        return {
             "control": "per_move" if tc.per_move is not None else "increment",
             "per_move_s": float(tc.per_move or 0.0),
             "base_s": float(tc.base or 0.0),
@@ -210,7 +254,10 @@ class _Referee:
             bot.failure = None
             bot.notes.clear()
             bot.token = secrets.token_hex(16)
-            bot.process = BotProcess(bot.spec.command, bot.workdir)
+            if bot.spec.external:
+                bot.process = _External(self.on_external, bot.spec.name)  # type: ignore[arg-type]
+            else:
+                bot.process = BotProcess(bot.spec.command, bot.workdir)
             try:
                 bot.process.start(self.endpoint.endpoint, bot.token)
             except (OSError, ValueError) as exc:
@@ -281,7 +328,7 @@ class _Referee:
             game=spec.game,
             params=self.game.params,
             players=[b.spec.name for b in players],
-            time_control=str(spec.time_control),
+            time_control=" / ".join(dict.fromkeys(str(self.clock(b)) for b in players)),
             start_moves=list(spec.start_moves),
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
@@ -305,7 +352,7 @@ class _Referee:
             for seat, bot in enumerate(players):
                 self.endpoint.send(bot.identity, {  # type: ignore[arg-type]
                     "type": NEW_GAME, "game_id": game_id, "game": spec.game, "params": record.params,
-                    "seat": seat, "opponent": players[1 - seat].spec.name, "time": self.time_message,
+                    "seat": seat, "opponent": players[1 - seat].spec.name, "time": self.time_message(bot),
                     "seed": spec.game_seed(number), "protocol": PROTOCOL_VERSION,
                 })
             outcome = self._play_moves(players, record, on_move)
@@ -331,9 +378,8 @@ class _Referee:
         return record
 
     def _play_moves(self, players: list[_Bot], record: GameRecord, on_move: OnMove | None) -> rules.Outcome:
-        tc = self.spec.time_control
-        margin = tc.margin
-        banks = [tc.initial_bank(), tc.initial_bank()]
+        clocks = [self.clock(players[0]), self.clock(players[1])]
+        banks = [clocks[0].initial_bank(), clocks[1].initial_bank()]
         state = self.start
         moves = list(self.spec.start_moves)
         game_id = record.game_id
@@ -347,12 +393,13 @@ class _Referee:
             send(bot.identity, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),  # type: ignore[arg-type]
                                 "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
-            move, info, used = self._await_move(players, seat, game_id, ply, sent, sent + left + margin, left)
+            move, info, used = self._await_move(players, seat, game_id, ply, sent,
+                                                sent + left + clocks[seat].margin, left)
             if move not in legal:
                 move = self._check_move(state, move, legal, seat)
             state = state.play(move)
             moves.append(move)
-            banks[seat] = tc.bank_after(banks[seat], used)
+            banks[seat] = clocks[seat].bank_after(banks[seat], used)
             done = MoveRecord(ply, seat, move, round(used, 6), info)
             record.moves.append(done)
             if on_move is not None:
@@ -367,7 +414,7 @@ class _Referee:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {left:.3f} s "
-                                 f"+ {self.spec.time_control.margin:g} s margin")
+                                 f"+ {self.clock(bot).margin:g} s margin")
             got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
             if got is None:
                 status = bot.process.exit_status()  # type: ignore[union-attr]
@@ -396,6 +443,9 @@ class _Referee:
                     raise _Forfeited(seat, Forfeit.TIMEOUT, f"the move for ply {ply} came "
                                      f"{received - sent:.3f} s after the turn, over the limit")
                 return message["move"], clean_info(message.get("info")), received - sent
+            if (sender is bot and message["type"] == RESIGN and message["ply"] == ply
+                    and message["game_id"] == game_id):
+                raise _Forfeited(seat, Forfeit.RESIGNED, f"resigned at ply {ply}")
             sender.stray += 1
             log.info("%s: dropped %s message (game %r, ply %r) while waiting for ply %d of %s",
                      sender.spec.name, message["type"], message.get("game_id"), message.get("ply"),
