@@ -23,6 +23,7 @@ from arena import __version__
 from arena.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.launcher import display_name, resolve_command
 from arena.match import BotSpec, MatchSpec
+from arena.movefile import read_move_file, write_move_file
 from arena.records import GameRecord
 from arena.referee import run_match
 
@@ -78,26 +79,8 @@ def _parse_params(items: list[str]) -> dict[str, str]:
 
 
 def read_moves_file(path: Path, game: rules.Game) -> tuple[str, ...]:
-    """The moves of a start-position file, checked by playing them; errors name the line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _BadInput(f"cannot read --from file {str(path)!r}: {exc}") from None
-    state = game.start()
-    moves = []
-    for number, line in enumerate(text.splitlines(), 1):
-        move = line.split("//", 1)[0].split("#", 1)[0].strip()
-        if not move:
-            continue
-        try:
-            canonical = game.parse_move(move)
-            state = state.play(canonical)
-        except ValueError as exc:
-            raise _BadInput(f"{path}, line {number}: {move!r}: {exc}") from None
-        moves.append(canonical)
-    if state.outcome is not None:
-        raise _BadInput(f"{path}: the game is already over after these moves ({state.outcome.reason})")
-    return tuple(moves)
+    """The moves of a start-position file (arena.movefile), checked by playing them; errors name the line."""
+    return read_move_file(path, game)
 
 
 def _bot_specs(text_a: str, text_b: str) -> tuple[BotSpec, BotSpec]:
@@ -171,9 +154,6 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(f"arena match: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     spec = dataclasses.replace(spec, match_id=match_id)
-    write_game_file = None
-    if args.game == "santorini":
-        write_game_file = getattr(importlib.import_module("rules.santorini"), "write_game_file", None)
     names = [b.name for b in spec.bots]
     points = dict.fromkeys(names, 0.0)
     total = len(spec.game_numbers)
@@ -200,12 +180,10 @@ def cmd_match(args: argparse.Namespace) -> int:
         with open(directory / "games.jsonl", "a", encoding="utf-8") as f:
             f.write(record.to_json() + "\n")
         (directory / f"g{number}.json").write_text(json.dumps(record.to_dict(), indent=1, sort_keys=True))
-        if write_game_file is not None:
-            try:
-                (directory / f"g{number}.txt").write_text(write_game_file(record.move_list()))
-            except Exception as exc:  # a rules bug must not lose the other records
-                print(f"arena match: warning: no Santorini game file for game {number}: {exc}",
-                      file=sys.stderr)
+        try:
+            write_move_file(directory / f"g{number}.txt", record)
+        except Exception as exc:  # a rules bug must not lose the other records
+            print(f"arena match: warning: no move file for game {number}: {exc}", file=sys.stderr)
         for seat, name in enumerate(record.players):
             points[name] += record.points(seat)
         if live:

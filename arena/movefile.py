@@ -1,0 +1,97 @@
+"""Move files: a game as one move per line, `//` (or `#`) comments; Santorini's is the assignment's.
+
+`read_move_file` gives the moves to start a match from (checked by playing them, each turned into
+the canonical legal form); `write_move_file` writes a finished game's moves. For Santorini the
+written file is `rules.santorini.write_game_file`'s, which `read_game_file` reads back.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import rules
+from arena.records import GameRecord
+
+
+class MoveFileError(ValueError):
+    """A move file that cannot be read or played; the message names the file and line."""
+
+
+def resolve_move(state: rules.State, text: str) -> str:
+    """The legal move (canonical, one of `state.legal_moves()`) that `text` means in `state`.
+
+    Accepts the game's human forms (`game.parse_move`), any spelling the rules play, and Santorini
+    placements in either order. InvalidMoveError/IllegalMoveError say why not.
+    """
+    text = text.strip()
+    legal = state.legal_moves()
+    if text in legal:
+        return text
+    canonical = state.game.parse_move(text)
+    if state.game.name == "santorini" and state.ply < 2:  # as read_game_file: placements in any order
+        canonical = " ".join(sorted(canonical.split()))
+    if canonical in legal:
+        return canonical
+    after = state.play(canonical)  # raises IllegalMoveError with the rules' reason
+    for move in legal:
+        if state.play(move) == after:
+            return move
+    raise rules.IllegalMoveError(f"{text!r} is not a legal move here")
+
+
+def parse_moves(text: str, game: rules.Game, source: str = "move file") -> tuple[str, ...]:
+    """The moves of a move file's text, in canonical form; MoveFileError names the bad line."""
+    state = game.start()
+    moves = []
+    for number, line in enumerate(text.splitlines(), 1):
+        move = line.split("//", 1)[0].split("#", 1)[0].strip()
+        if not move:
+            continue
+        if state.outcome is not None:
+            raise MoveFileError(f"{source}, line {number}: {move!r}: the game is already over "
+                                f"({state.outcome.reason})")
+        try:
+            move = resolve_move(state, move)
+        except ValueError as exc:
+            raise MoveFileError(f"{source}, line {number}: {move!r}: {exc}") from None
+        state = state.play(move)
+        moves.append(move)
+    return tuple(moves)
+
+
+def read_move_file(path: str | Path, game: rules.Game) -> tuple[str, ...]:
+    """The moves of the file at `path`, for starting a game; MoveFileError if it cannot start one."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MoveFileError(f"cannot read --from file {str(path)!r}: {exc}") from None
+    moves = parse_moves(text, game, str(path))
+    state = game.start()
+    for move in moves:
+        state = state.play(move)
+    if state.outcome is not None:
+        raise MoveFileError(f"{path}: the game is already over after these moves ({state.outcome.reason})")
+    return moves
+
+
+def format_moves(game: str, moves: list[str], header: str = "") -> str:
+    """A move file for `moves` from the start: Santorini's game file, else one move a line."""
+    if game == "santorini":
+        return importlib.import_module("rules.santorini").write_game_file(moves)
+    lines = [f"// {line}" for line in header.splitlines()] + list(moves)
+    return "".join(line + "\n" for line in lines)
+
+
+def record_header(record: GameRecord) -> str:
+    """Comment lines naming a record's game, players and result."""
+    params = " ".join(f"{k}={v}" for k, v in record.params.items())
+    result = "draw" if record.winner is None else f"{record.players[record.winner]} wins"
+    return (f"{record.game} {params}\n{record.players[0]} (seat 0) vs {record.players[1]} (seat 1): "
+            f"{result} ({record.reason})")
+
+
+def write_move_file(path: str | Path, record: GameRecord) -> Path:
+    """Write `record`'s moves (start moves included) as a move file at `path`."""
+    path = Path(path)
+    path.write_text(format_moves(record.game, record.move_list(), record_header(record)), encoding="utf-8")
+    return path
