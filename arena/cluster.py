@@ -101,7 +101,7 @@ def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
     with contextlib.ExitStack() as stack:
         if kind == "local":
             local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                             dashboard_address=None)
+                                             dashboard_address=":0")
             stack.enter_context(local)
             client = stack.enter_context(distributed.Client(local))
         else:
@@ -232,7 +232,7 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
     """Ask every worker to start every bot of `tournament` (one pinned task per worker); returns
     the workers' addresses, or ClusterError naming each worker and bot that failed."""
     distributed = _distributed()
-    workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+    workers = sorted(client.nthreads())
     if not workers:
         raise ClusterError("the cluster has no workers")
     bots = [b.spec() for b in tournament.bots]

@@ -1,0 +1,207 @@
+"""Tournaments on a Dask cluster (arena.cluster): on a LocalCluster of 2 workers, the same games and
+standings as the local pool with the same seeds, resume included; a worker killed mid-match loses
+and repeats no game; every worker checks every bot at start-up; a clear error without Dask."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import tournament as tmod
+from arena.store import DB_NAME, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN = ROOT / "tests" / "bots" / "broken.py"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def write(path: Path, games=4, bots=("r1", "r2", "r3"), per_task=2) -> Path:
+    lines = ['game = "domineering"', 'time = "0.2"', f"games_per_pairing = {games}", "seed = 7",
+             f"games_per_task = {per_task}", "[params]", "rows = 5", "cols = 5"]
+    for bot in bots:
+        name, command = bot if isinstance(bot, tuple) else (bot, "random")
+        lines.append(f"[[bots]]\nname = \"{name}\"\ncommand = {json.dumps(command)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def played(results_dir: Path) -> dict[str, tuple]:
+    """game id -> what was played: pairing, number, players, moves, winner, reason, forfeit."""
+    with Store(results_dir / DB_NAME, create=False) as store:
+        return {g.record.game_id: (g.pairing, g.number, tuple(g.record.players),
+                                   tuple(m.move for m in g.record.moves), g.record.winner, g.record.reason,
+                                   g.record.forfeit)
+                for g in store.games()}
+
+
+def standings_of(results_dir: Path):
+    from arena.standings import standings
+
+    with Store(results_dir / DB_NAME, create=False) as store:
+        games = sorted(store.games(), key=lambda g: (g.pairing, g.number))
+    return standings(games)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as local, distributed.Client(local) as c:
+        yield c
+
+
+def test_cluster_plays_the_same_games_as_the_local_pool(tmp_path, client):
+    from arena import cluster
+
+    path = write(tmp_path / "same.toml", games=4)
+    pool = tmod.run(tmod.load(path), tmp_path / "pool", concurrency=2, progress=None)
+    assert pool.stored == 12 and not pool.failures
+    # on the cluster in two runs: 2 games a pairing, then raised to 4 (resume plays only the rest)
+    write(path, games=2)
+    first = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    assert (first.stored, first.already, first.failures) == (6, 0, [])
+    write(path, games=4)
+    second = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    assert (second.planned, second.stored, second.already, second.failures) == (6, 6, 6, [])
+    third = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    assert (third.planned, third.stored) == (0, 0)
+
+    local_games, dask_games = played(tmp_path / "pool" / "same"), played(tmp_path / "dask" / "same")
+    assert len(dask_games) == 12
+    assert dask_games == local_games  # same ids, seats, moves, winners: the random bot follows the seed
+    assert len({moves for _, _, _, moves, _, _, _ in dask_games.values()}) == 12  # 12 different games
+    assert all(forfeit is None for *_, forfeit in dask_games.values())
+    local_table = standings_of(tmp_path / "pool" / "same")
+    dask_table = standings_of(tmp_path / "dask" / "same")
+    assert dask_table.equals(local_table), (dask_table, local_table)
+
+
+def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from arena import cluster
+
+    tour = tmod.load(write(tmp_path / "kill.toml", games=8, bots=("a", "b", "c", "d"), per_task=4))
+    db = tmp_path / "res" / "kill" / DB_NAME
+    outcome: dict = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as local, distributed.Client(local) as c:
+        runner = threading.Thread(
+            target=lambda: outcome.update(summary=cluster.run(tour, tmp_path / "res", c, progress=None)))
+        runner.start()
+        killed = None
+        deadline = time.monotonic() + 60
+        while killed is None and time.monotonic() < deadline and runner.is_alive():
+            try:
+                with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+                    stored = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+            except sqlite3.Error:  # not created yet
+                stored = 0
+            busy = [w for w, keys in c.processing().items() if any("run_match_task" in str(k) for k in keys)]
+            if stored >= 4 and busy:
+                pid = c.run(os.getpid, workers=[busy[0]])[busy[0]]
+                os.kill(pid, signal.SIGKILL)  # mid-match: its task goes to another worker
+                killed = busy[0]
+            time.sleep(0.02)
+        runner.join(120)
+        assert killed is not None, "no worker was killed: the run ended too soon"
+        assert not runner.is_alive()
+    summary = outcome["summary"]
+    assert summary.failures == [] and summary.stored == 48 and not summary.interrupted
+    with sqlite3.connect(db) as con:
+        keys = con.execute("SELECT pairing, number, game_id FROM games ORDER BY pairing, number").fetchall()
+    pairings = [p.pairing_id for p in tour.pairings()]
+    assert [(p, n) for p, n, _ in keys] == sorted((p, n) for p in pairings for n in range(8))
+    assert all(g == f"{p}-g{n}" for p, n, g in keys)
+
+
+def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
+    from arena import cluster
+
+    dead = tmp_path / "dead.py"
+    dead.write_text("import sys\nprint('no module named torch')\nsys.exit(1)\n")
+    gone = tmp_path / "gone.py"
+    gone.write_text("")
+    tour = tmod.load(write(tmp_path / "check.toml", bots=(
+        "r1", ("dead", f"{sys.executable} {dead}"), ("gone", f"{sys.executable} {gone}"),
+        ("silent", f"{sys.executable} {BROKEN} silent"))))
+    gone.unlink()  # there when the file was read, missing on the workers
+    with pytest.raises(cluster.ClusterError) as caught:
+        cluster.check_workers(client, tour, startup_timeout_s=1.0)
+    message = str(caught.value)
+    for worker in client.nthreads():
+        assert f"worker {worker}: bot 'dead': exited with code 1 before saying hello" in message
+        assert f"worker {worker}: bot 'gone': " in message and "no file" in message
+        assert f"worker {worker}: bot 'silent': no hello within 1 s" in message
+    assert "no module named torch" in message and "'r1'" not in message
+    ok = tmod.load(write(tmp_path / "ok.toml"))
+    assert sorted(cluster.check_workers(client, ok)) == sorted(client.nthreads())
+
+
+def arena(*args: str, cwd: Path, env=ENV, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_command_line_on_a_local_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    write(tmp_path / "cli.toml", games=2)
+    done = arena("tournament", "run", "cli.toml", "--cluster", "local:2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "6/6 games" in done.stderr and "rank" in done.stdout and "Traceback" not in done.stderr
+    # a bot no worker can start: one line naming the worker and the bot, exit 2, nothing played
+    dead = tmp_path / "dead.py"
+    dead.write_text("import sys\nsys.exit(3)\n")
+    write(tmp_path / "bad.toml", games=2, bots=("r1", ("dead", f"{sys.executable} {dead}")))
+    refused = arena("tournament", "run", "bad.toml", "--cluster", "local:1", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    error = [line for line in refused.stderr.splitlines() if line.startswith("arena: error:")]
+    assert len(error) == 1 and "worker tcp://" in error[0] and "bot 'dead': exited with code 3" in error[0]
+    assert "Traceback" not in refused.stderr
+    with Store(tmp_path / "results" / "bad" / DB_NAME, create=False) as store:
+        assert store.count() == 0
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("local:0", "between 1 and"), ("local:many", "between 1 and"), ("local:100000", "between 1 and"),
+    ("not an address", "not a Dask scheduler address"),
+])
+def test_bad_cluster_values_are_one_line(tmp_path, value, why):
+    write(tmp_path / "v.toml")
+    done = arena("tournament", "run", "v.toml", "--cluster", value, cwd=tmp_path)
+    assert done.returncode == 2 and why in done.stderr and value in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results").exists()
+    both = arena("tournament", "run", "v.toml", "--cluster", "local:1", "-j", "2", cwd=tmp_path)
+    assert both.returncode == 2 and "--concurrency" in both.stderr
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path):
+    pytest.importorskip("distributed")
+    from arena import cluster
+
+    with pytest.raises(cluster.ClusterError, match="cannot reach a Dask scheduler"):
+        with cluster.connect("tcp://127.0.0.1:9", connect_timeout_s=1.0):
+            pass
+
+
+def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
+    blocker = tmp_path / "blocker"
+    for name in ("distributed", "dask"):
+        (blocker / name).mkdir(parents=True)
+        (blocker / name / "__init__.py").write_text(f"raise ImportError('{name} is not installed')\n")
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(blocker), ENV["PYTHONPATH"]])}
+    write(tmp_path / "n.toml")
+    done = arena("tournament", "run", "n.toml", "--cluster", "local:2", cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert "pip install 'arena[dask]'" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    plain = arena("tournament", "run", "n.toml", "--quiet", cwd=tmp_path, env=env)  # the pool needs no Dask
+    assert plain.returncode == 0, plain.stderr
