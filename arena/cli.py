@@ -31,6 +31,7 @@ EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
 
 EXTRA_COMMANDS = [
     ("arena.tournament_cli", "add_tournament_parsers"),  # tournament run, standings, publish, submit
+    ("arena.play_cli", "add_play_parsers"),  # play, watch, replay
 ]
 """Commands written in other modules: (module, function registering them); skipped if absent."""
 

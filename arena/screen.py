@@ -1,0 +1,90 @@
+"""What the terminal modes print: a move with its time and the bot's info, the board, the result."""
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import rules
+from arena.clock import TimeControl
+from arena.records import GameRecord, MoveRecord
+
+MAX_CANDIDATES = 8
+"""How many of a bot's candidate moves are shown (best first)."""
+MAX_PV = 12
+"""How many moves of a principal variation are shown."""
+
+
+def describe_clock(clock: TimeControl) -> str:
+    """A clock in words: "unlimited", "3 s a move" or "60 s a game + 1 s a move"."""
+    if clock.per_move is not None:
+        return "unlimited" if math.isinf(clock.per_move) else f"{clock.per_move:g} s a move"
+    return f"{clock.base:g} s a game + {clock.increment:g} s a move"
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def info_lines(info: dict[str, Any]) -> list[str]:
+    """The bot's `info` as lines: depth, score, nodes, pv, candidates (best first), comment, the rest."""
+    if not info:
+        return []
+    info = dict(info)
+    lines = []
+    head = [f"{key} {_number(info.pop(key))}" for key in ("depth", "score", "nodes") if key in info]
+    if head:
+        lines.append(", ".join(head))
+    pv = info.pop("pv", None)
+    if isinstance(pv, list) and pv:
+        more = " ..." if len(pv) > MAX_PV else ""
+        lines.append("pv " + " ".join(str(m) for m in pv[:MAX_PV]) + more)
+    candidates = info.pop("candidates", None)
+    if isinstance(candidates, list) and candidates:
+        good = [c for c in candidates if isinstance(c, dict) and "move" in c]
+        good.sort(key=lambda c: -c["score"] if isinstance(c.get("score"), (int, float)) else math.inf)
+        shown = ", ".join(f"{c['move']} {_number(c.get('score', '?'))}" for c in good[:MAX_CANDIDATES])
+        more = f" (+{len(good) - MAX_CANDIDATES} more)" if len(good) > MAX_CANDIDATES else ""
+        lines.append(f"candidates: {shown}{more}")
+    comment = info.pop("comment", None)
+    if comment:
+        lines.append(f"comment: {comment}")
+    lines += [f"{key}: {str(value)[:200]}" for key, value in info.items()]
+    return lines
+
+
+def move_line(record: GameRecord, move: MoveRecord) -> str:
+    """One line for a played move: ply, who played it, the move, the referee's measured time."""
+    return (f"ply {move.ply + 1}: {record.players[move.seat]} (seat {move.seat}) played {move.move} "
+            f"in {move.time_s:.3f} s")
+
+
+def move_screen(record: GameRecord, move: MoveRecord, state: rules.State, info: bool = True) -> str:
+    """A played move, the bot's info (indented) and the board after it with the move marked."""
+    lines = [move_line(record, move)]
+    if info:
+        lines += ["    " + line for line in info_lines(move.info)]
+    return "\n".join(lines) + "\n\n" + state.render(highlight=move.move) + "\n"
+
+
+def result_text(record: GameRecord) -> str:
+    """The result in words: who won, the score, and how it ended (a forfeit names its detail)."""
+    if record.forfeit is not None:
+        loser = record.players[record.forfeit["seat"]]
+        if record.forfeit["reason"] == "resigned":
+            text = f"{loser} resigned"
+        else:
+            text = f"{loser} forfeits ({record.forfeit['reason']}: {record.forfeit['detail']})"
+        return text if record.winner is None else f"{record.players[record.winner]} wins, {text}"
+    scores = f" {record.scores[0]}-{record.scores[1]}" if record.scores else ""
+    if record.winner is None:
+        return f"draw{scores} ({record.reason})"
+    return f"{record.players[record.winner]} wins{scores} ({record.reason})"
+
+
+def legal_list(moves: list[str], width: int = 78) -> str:
+    """The legal moves, wrapped to `width` columns."""
+    text = f"{len(moves)} legal move{'s' * (len(moves) != 1)}: " + "  ".join(moves)
+    return textwrap.fill(text, width, subsequent_indent="    ", break_on_hyphens=False)
