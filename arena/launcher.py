@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -15,10 +16,12 @@ import sys
 import time
 from pathlib import Path
 
+from arena.limits import MARKER_ENV, Limits, kill_marked, signal_group
 from arena.protocol import ENDPOINT_ENV, TOKEN_ENV
 
 LOG_CAP_BYTES = 1 << 20
-"""A bot's log file is cut back to its last half when it grows past this (bytes)."""
+"""A bot's log file is cut back to its last half when it grows past this (bytes); the default of
+`Limits.log_mb`."""
 
 LOG_NAME = "bot.log"
 
@@ -98,11 +101,17 @@ def display_name(text: str) -> str:
 class BotProcess:
     """One running bot: `start()`, `exit_status()` while it runs, `stop()` to kill its group."""
 
-    def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int = LOG_CAP_BYTES) -> None:
+    def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int | None = None,
+                 limits: Limits | None = None, cpu: int | None = None) -> None:
         self.command = tuple(command)
         self.workdir = Path(workdir)
         self.log_path = self.workdir / LOG_NAME
-        self.log_cap = log_cap
+        self.limits = limits if limits is not None else Limits()
+        self.log_cap = log_cap if log_cap is not None else self.limits.log_bytes
+        self.cpu = cpu
+        self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
+        """Inherited by every process of this bot (MARKER_ENV): how its escaped children are found."""
+        self.suspended = False
         self._process: subprocess.Popen | None = None
 
     @property
@@ -117,6 +126,7 @@ class BotProcess:
         env[TOKEN_ENV] = token
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PROJECT_ROOT), env.get("PYTHONPATH")) if p)
+        env[MARKER_ENV] = self.marker
         with open(self.log_path, "ab") as log_file:  # O_APPEND: the cap can cut the file under it
             self._process = subprocess.Popen(
                 self.command,
@@ -127,6 +137,7 @@ class BotProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
+                preexec_fn=self.limits.preexec(self.cpu),
             )
 
     def exit_status(self) -> str | None:
@@ -151,17 +162,28 @@ class BotProcess:
         process = self._process
         if process is None:
             return
+        if self.suspended:
+            self.resume()
         deadline = time.monotonic() + grace_s
         while self.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.005)
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_marked(self.marker, process.pid)  # the group, then children that left it
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             pass
+
+    def suspend(self) -> None:
+        """Stop the bot's process group (SIGSTOP): it cannot think on its opponent's time."""
+        if self._process is not None and not self.suspended and self._process.returncode is None:
+            signal_group(self._process.pid, signal.SIGSTOP)
+            self.suspended = True
+
+    def resume(self) -> None:
+        """Let a suspended bot run again (SIGCONT to its process group)."""
+        if self._process is not None and self.suspended:
+            signal_group(self._process.pid, signal.SIGCONT)
+            self.suspended = False
 
     # --- the log file ---
     def log_size(self) -> int:

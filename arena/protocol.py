@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
+import struct
 import time
 from typing import Any
 
@@ -131,16 +134,56 @@ def _timeout_ms(seconds: float | None) -> int | None:
 
 
 class RefereeEndpoint:
-    """The referee's ROUTER socket on a random loopback port. Use as a context manager."""
+    """The referee's ROUTER socket on a random loopback port. Use as a context manager.
 
-    def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES) -> None:
+    With `monitor` (the default) the socket's connections are watched: `accepted` and `dropped`
+    collect the (host, port) of each peer connection opened and closed (ZeroMQ closes one that
+    sends a frame over `max_message_bytes`); the owner takes them with `take_events()`.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES,
+                 monitor: bool = True) -> None:
         self._context = zmq.Context()
         self._socket = self._context.socket(zmq.ROUTER)
         self._socket.setsockopt(zmq.LINGER, LINGER_MS)
         self._socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-        port = self._socket.bind_to_random_port(f"tcp://{host}")
-        self.endpoint = f"tcp://{host}:{port}"
+        self.port = self._socket.bind_to_random_port(f"tcp://{host}")
+        self.endpoint = f"tcp://{host}:{self.port}"
         self._debug = log.isEnabledFor(logging.DEBUG)
+        self._monitor = None
+        self._poller = None
+        self._peers: dict[int, tuple[str, int]] = {}
+        self.accepted: list[tuple[str, int]] = []
+        self.dropped: list[tuple[str, int]] = []
+        if monitor:
+            self._monitor = self._socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+            self._poller = zmq.Poller()
+            self._poller.register(self._socket, zmq.POLLIN)
+            self._poller.register(self._monitor, zmq.POLLIN)
+
+    def take_events(self) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+        """The peers (host, port) connected and disconnected since the last call."""
+        accepted, dropped = self.accepted, self.dropped
+        self.accepted, self.dropped = [], []
+        return accepted, dropped
+
+    def _on_monitor_events(self) -> None:
+        while True:
+            try:
+                frames = self._monitor.recv_multipart(zmq.NOBLOCK)  # type: ignore[union-attr]
+            except zmq.Again:
+                return
+            event, fd = struct.unpack("=HI", frames[0][:6])
+            if event == zmq.EVENT_ACCEPTED:
+                try:
+                    with socket.socket(fileno=os.dup(fd)) as sock:
+                        peer = sock.getpeername()[:2]
+                except OSError:
+                    continue
+                self._peers[fd] = peer
+                self.accepted.append(peer)
+            elif event == zmq.EVENT_DISCONNECTED and fd in self._peers:
+                self.dropped.append(self._peers.pop(fd))
 
     def send(self, identity: bytes, message: dict[str, Any]) -> None:
         """Queue `message` for the peer `identity`; a gone or stalled peer loses it silently."""
@@ -157,8 +200,19 @@ class RefereeEndpoint:
 
         The frame is None when the peer sent a multi-frame message (invalid in v1).
         """
-        if not self._socket.poll(_timeout_ms(timeout_s), zmq.POLLIN):
-            return None
+        if self._poller is None:
+            if not self._socket.poll(_timeout_ms(timeout_s), zmq.POLLIN):
+                return None
+        else:  # connections opened and closed are noted on the way (see take_events)
+            deadline = time.monotonic() + timeout_s
+            while True:
+                ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
+                if self._monitor in ready:
+                    self._on_monitor_events()
+                if self._socket in ready:
+                    break
+                if time.monotonic() >= deadline:
+                    return None
         try:
             parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=True)
         except zmq.Again:
@@ -169,6 +223,9 @@ class RefereeEndpoint:
         return parts[0], frame
 
     def close(self) -> None:
+        if self._monitor is not None:
+            self._socket.disable_monitor()
+            self._monitor.close(linger=LINGER_MS)
         self._socket.close(linger=LINGER_MS)
         self._context.term()
 

@@ -1,0 +1,371 @@
+"""Per-bot limits and process containment: what a bot may use, and how all of its processes go.
+
+`Limits` is data: memory, CPU seconds, file size, processes, log size, and the two fairness options
+(pin each bot to its own CPU; suspend a bot while its opponent thinks). The launcher applies it in
+the child between fork and exec (`Limits.apply_in_child`): resource limits, the parent-death signal
+(the bot is killed with SIGKILL when the referee's thread that started it dies, even by kill -9),
+and optionally a CPU.
+
+A bot may leave its process group (setsid) and so escape a group kill. Every bot process carries a
+unique `ARENA_BOT_MARKER` environment value, inherited by its children; `kill_marked` finds them
+through /proc. A `Watchdog` process, started by the referee in its own session, holds a pipe from
+the referee: when the pipe closes (the referee ended, however it ended) it kills the process groups
+and the marked processes it was told about, then exits.
+
+Not covered without cgroups: a child that leaves the process group *and* execs with a cleared
+environment; RLIMIT_NPROC counts every process of the user and is ignored for root (docs/limits.md).
+
+Run as a script (`python arena/limits.py`), this file is the watchdog: it imports only the standard
+library and reads `pgid N` / `marker M` lines on stdin.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, fields
+from typing import Any
+
+MARKER_ENV = "ARENA_BOT_MARKER"
+"""Environment variable carrying a bot's unique marker; its children inherit it."""
+
+MIB = 1 << 20
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_KILL_ROUNDS = 50
+"""How many scan-and-kill rounds `kill_marked` makes at most (a bot may fork while being killed)."""
+
+try:
+    _libc: Any = ctypes.CDLL(None, use_errno=True)
+    _prctl = _libc.prctl
+    _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    _prctl.restype = ctypes.c_int
+except (OSError, AttributeError):  # pragma: no cover - not Linux
+    _prctl = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one bot process (and its children) may use. None means no limit.
+
+    Defaults suit the assignments: a search bot with a large transposition table fits in 2 GiB, a
+    whole match at 5 s a move fits in an hour of CPU, nothing needs to write more than 64 MiB.
+    """
+
+    memory_mb: int | None = 2048
+    """Private writable memory (RLIMIT_DATA): heap and anonymous mappings. A JVM's reserved but
+    unused heap does not count, so Java bots start; see `memory_kind`."""
+    memory_kind: str = "data"
+    """"data" (RLIMIT_DATA) or "address_space" (RLIMIT_AS: stricter, but a JVM needs about 4 GiB
+    of address space just to start)."""
+    cpu_s: int | None = 3600
+    """CPU seconds of each bot process (RLIMIT_CPU): SIGXCPU at the limit, SIGKILL 5 s later."""
+    file_mb: int | None = 64
+    """Largest file a bot may write (RLIMIT_FSIZE), its log included (the referee keeps the log
+    under `log_mb` as long as it runs); over it the bot gets SIGXFSZ."""
+    processes: int | None = 64
+    """Processes and threads a bot may start beyond those its user runs already (RLIMIT_NPROC is per
+    user; it is not enforced for root)."""
+    log_mb: float = 1.0
+    """A bot's log is cut to its last half when it grows past this."""
+    pin_cpus: bool = False
+    """Pin each bot of a match to its own CPU (the first bot to the first allowed CPU...)."""
+    suspend: bool = False
+    """Stop a bot's process group (SIGSTOP) while its opponent thinks; SIGCONT when its turn is sent."""
+    restart_on_forfeit: bool = True
+    """Kill a bot that forfeited (it may still be computing) and start it afresh for the next game."""
+
+    def __post_init__(self) -> None:
+        for name in ("memory_mb", "cpu_s", "file_mb", "processes"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"limit {name} must be a whole number >= 1 (or none), got {value!r}")
+        if self.memory_kind not in ("data", "address_space"):
+            raise ValueError(f"limit memory_kind must be 'data' or 'address_space', got {self.memory_kind!r}")
+        if isinstance(self.log_mb, bool) or not isinstance(self.log_mb, (int, float)) or not self.log_mb > 0:
+            raise ValueError(f"limit log_mb must be a positive number, got {self.log_mb!r}")
+        for name in ("pin_cpus", "suspend", "restart_on_forfeit"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"limit {name} must be true or false, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_dict(cls, table: dict[str, Any]) -> Limits:
+        """Limits from a TOML `[limits]` table; ValueError names an unknown key or a bad value.
+        A limit set to 0 or false (for the numeric ones) means none."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
+        values = dict(table)
+        for name in ("memory_mb", "cpu_s", "file_mb", "processes"):
+            if name in values and values[name] is not True and values[name] == 0:
+                values[name] = None
+        return cls(**values)
+
+    @property
+    def log_bytes(self) -> int:
+        return int(self.log_mb * MIB)
+
+    def rlimits(self) -> list[tuple[int, int, int]]:
+        """(resource, soft, hard) for the child; the process count is relative to the user's."""
+        out = [(resource.RLIMIT_CORE, 0, 0)]
+        if self.memory_mb is not None:
+            kind = resource.RLIMIT_DATA if self.memory_kind == "data" else resource.RLIMIT_AS
+            out.append((kind, self.memory_mb * MIB, self.memory_mb * MIB))
+        if self.cpu_s is not None:
+            out.append((resource.RLIMIT_CPU, self.cpu_s, self.cpu_s + 5))
+        if self.file_mb is not None:
+            out.append((resource.RLIMIT_FSIZE, self.file_mb * MIB, self.file_mb * MIB))
+        if self.processes is not None:
+            n = user_tasks() + self.processes
+            out.append((resource.RLIMIT_NPROC, n, n))
+        return out
+
+    def preexec(self, cpu: int | None = None) -> Any:
+        """A function for subprocess.Popen(preexec_fn=...): everything computed before the fork,
+        the child only makes system calls."""
+        limits = self.rlimits()
+        parent = os.getpid()
+        prctl = _prctl
+
+        def in_child() -> None:
+            if prctl is not None:
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                if os.getppid() != parent:  # the referee died before the prctl
+                    os._exit(1)
+            for kind, soft, hard in limits:
+                try:
+                    resource.setrlimit(kind, (soft, hard))
+                except (ValueError, OSError):  # a hard limit already lower: keep it
+                    pass
+            if cpu is not None:
+                os.sched_setaffinity(0, {cpu})
+
+        return in_child
+
+
+def cpu_for(index: int) -> int:
+    """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return allowed[index % len(allowed)]
+
+
+def user_tasks() -> int:
+    """Processes and threads of this user (what RLIMIT_NPROC counts)."""
+    uid = os.getuid()
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                st = os.stat(f"/proc/{name}/task")
+                if st.st_uid == uid:
+                    count += st.st_nlink - 2
+            except OSError:
+                continue
+    return count
+
+
+def set_child_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (so none ends up under init while
+    it runs); False where prctl is not available."""
+    return _prctl is not None and _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+# --- finding and killing a bot's processes ---
+
+def marked_pids(marker: str) -> list[int]:
+    """Live processes whose environment holds MARKER_ENV=marker (zombies excluded)."""
+    needle = f"\0{MARKER_ENV}={marker}\0".encode()
+    me = os.getpid()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = b"\0" + f.read() + b"\0"
+        except OSError:
+            continue
+        if needle in env:
+            found.append(int(name))
+    return found
+
+
+def signal_group(pgid: int | None, sig: int) -> None:
+    """Send `sig` to a process group, ignoring a group that is gone."""
+    if pgid is None:
+        return
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_marked(marker: str, pgid: int | None = None, timeout_s: float = 2.0) -> int:
+    """SIGKILL the process group `pgid` and every process carrying `marker`, again until none is
+    left (a process may fork while it is being killed). Returns how many processes were signalled."""
+    signal_group(pgid, signal.SIGKILL)
+    killed = 0
+    deadline = time.monotonic() + timeout_s
+    for _ in range(_KILL_ROUNDS):
+        pids = marked_pids(marker)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        _reap(pids)
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.002)
+    return killed
+
+
+def _reap(pids: list[int]) -> None:
+    """Collect the exit status of those of `pids` that are our children (a subreaper's orphans)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except (ChildProcessError, OSError):
+            pass
+
+
+def process_exists(pid: int) -> bool:
+    """True if `pid` is a live (not zombie) process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X")
+
+
+def connection_owner(peer: tuple[str, int], server_port: int, markers: dict[str, Any]) -> Any:
+    """Which bot opened the loopback TCP connection from `peer` to our `server_port`: the value in
+    `markers` (marker -> bot) of the process holding its socket; None if none of them does."""
+    inode = _tcp_inode(peer, server_port)
+    if inode is None:
+        return None
+    link = f"socket:[{inode}]"
+    for marker, owner in markers.items():
+        for pid in marked_pids(marker):
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == link:
+                        return owner
+                except OSError:
+                    continue
+    return None
+
+
+def _tcp_inode(peer: tuple[str, int], server_port: int) -> int | None:
+    """The inode of the client side of the IPv4 connection peer -> server_port (/proc/net/tcp)."""
+    host, port = peer
+    try:
+        packed = bytes(int(p) for p in host.split("."))
+    except ValueError:
+        return None
+    local = f"{int.from_bytes(packed, 'little'):08X}:{port:04X}"
+    remote_port = f":{server_port:04X}"
+    try:
+        with open("/proc/net/tcp") as f:
+            next(f, None)
+            for line in f:
+                cols = line.split()
+                if len(cols) > 9 and cols[1] == local and cols[2].endswith(remote_port):
+                    return int(cols[9])
+    except OSError:
+        return None
+    return None
+
+
+# --- the watchdog ---
+
+class Watchdog:
+    """A process in its own session that kills the bots it was told about when the referee ends.
+
+    `register(pgid, marker)` for each bot started; `close()` (or the referee's death) makes it kill
+    them all and exit. Starting it costs one interpreter start-up (tens of milliseconds)."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.abspath(__file__)],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True,
+            )
+        except OSError:  # pragma: no cover - no interpreter: the referee still kills on close
+            self._process = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process else None
+
+    def register(self, pgid: int | None, marker: str) -> None:
+        self._write(f"pgid {pgid}\nmarker {marker}\n" if pgid else f"marker {marker}\n")
+
+    def forget(self, pgid: int | None) -> None:
+        """The group `pgid` was killed and its leader reaped: its number may be reused, drop it."""
+        if pgid:
+            self._write(f"forget {pgid}\n")
+
+    def _write(self, text: str) -> None:
+        if self._process is None or self._process.stdin is None:
+            return
+        try:
+            self._process.stdin.write(text.encode())
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+
+    def close(self, wait_s: float = 0.0) -> None:
+        """Close the pipe: the watchdog sweeps once more and exits (wait up to `wait_s` for it)."""
+        if self._process is None:
+            return
+        try:
+            if self._process.stdin is not None:
+                self._process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._process.wait(timeout=wait_s if wait_s > 0 else 0.001)
+        except subprocess.TimeoutExpired:
+            # not waited for: it ends by itself after the sweep; Popen reaps it later
+            pass
+
+
+def _watch() -> int:
+    """The watchdog's main: remember groups and markers until stdin closes, then kill them all."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    groups: list[int] = []
+    markers: list[str] = []
+    for line in sys.stdin.buffer:
+        kind, _, value = line.decode("utf-8", "replace").strip().partition(" ")
+        if kind == "pgid" and value.isdigit():
+            groups.append(int(value))
+        elif kind == "forget" and value.isdigit() and int(value) in groups:
+            groups.remove(int(value))
+        elif kind == "marker" and value:
+            markers.append(value)
+    for pgid in groups:
+        signal_group(pgid, signal.SIGKILL)
+    for marker in markers:
+        kill_marked(marker, timeout_s=5.0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_watch())
