@@ -1,9 +1,12 @@
 """How a tournament scales with workers: a round-robin of 6 random bots, 10 games a pairing
-(150 games of Domineering), at concurrency 1 and 2; prints each wall time and their ratio.
+(150 games of Domineering), at concurrency 1 and 2, and on a local Dask cluster of 2 workers
+(issue 8: `--cluster local:2`); prints each wall time and the ratios to one worker.
 
 Goal (issue 4): on a 2-core machine, 2 workers finish in at most 0.6 of the time of one.
+The Dask column is skipped when dask/distributed are not installed (pip install 'arena[dask]');
+its wall time counts the bot check on every worker (also shown apart), not the cluster's start-up.
 
-    python benchmarks/tournament_scaling.py [--games 10] [--bots 6] [--rows 8] [--per-task 10]
+    python benchmarks/tournament_scaling.py [--games 10] [--bots 6] [--rows 8] [--per-task 10] [--no-dask]
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=8, help="board size (rows = cols)")
     parser.add_argument("--per-task", type=int, default=tmod.DEFAULT_GAMES_PER_TASK,
                         help="games a worker plays with the same bot processes")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask column")
     args = parser.parse_args()
     print(f"{args.bots} random bots, {args.games} games a pairing, Domineering {args.rows}x{args.rows}, "
           f"{args.per_task} games a task, {os.cpu_count()} cores")
@@ -51,14 +55,47 @@ def main() -> int:
             times[workers] = time.perf_counter() - started
             with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
                 stored = store.count()
-            print(f"concurrency {workers}: {times[workers]:6.2f} s wall, "
-                  f"{stored}/{tour.total_games()} games, "
-                  f"{stored / times[workers]:6.1f} games/s" + (f", {len(summary.failures)} failures"
-                                                               if summary.failures else ""))
+            show(f"concurrency {workers}", times[workers], stored, tour, summary)
+        dask_s = None if args.no_dask else run_dask(tour, Path(tmp) / "results-dask")
     ratio = times[2] / times[1]
     verdict = "met" if ratio <= 0.6 else "not met"
     print(f"ratio (2 workers / 1 worker): {ratio:.2f}  (goal <= 0.60: {verdict})")
+    if dask_s is not None:
+        print(f"ratio (Dask local:2 / 1 worker): {dask_s / times[1]:.2f}, "
+              f"(Dask local:2 / pool of 2): {dask_s / times[2]:.2f}")
     return 0
+
+
+def show(label: str, wall_s: float, stored: int, tour: tmod.Tournament, summary: tmod.RunSummary) -> None:
+    failures = f", {len(summary.failures)} failures" if summary.failures else ""
+    print(f"{label:14}: {wall_s:6.2f} s wall, {stored}/{tour.total_games()} games, "
+          f"{stored / wall_s:6.1f} games/s{failures}")
+
+
+def run_dask(tour: tmod.Tournament, root: Path) -> float | None:
+    """The same tournament on a LocalCluster of 2 single-threaded workers: the wall time of the run."""
+    try:
+        import distributed
+    except ImportError:
+        print("Dask local:2   : skipped (pip install 'arena[dask]')")
+        return None
+    from arena import cluster
+
+    started = time.perf_counter()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
+            as local, distributed.Client(local) as client:
+        startup_s = time.perf_counter() - started
+        started = time.perf_counter()
+        cluster.check_workers(client, tour)
+        check_s = time.perf_counter() - started
+        summary = cluster.run(tour, root, client, progress=None, check=False)
+        wall_s = time.perf_counter() - started
+    with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
+        stored = store.count()
+    show("Dask local:2", wall_s, stored, tour, summary)
+    print(f"{'':14}  (of which {check_s:.2f} s checking every bot on every worker; "
+          f"+ {startup_s:.2f} s to start the LocalCluster, not counted)")
+    return wall_s
 
 
 if __name__ == "__main__":
