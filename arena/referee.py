@@ -28,11 +28,13 @@ from typing import Any
 import rules
 from arena.clock import TimeControl
 from arena.launcher import BotProcess
+from arena.limits import Limits, Watchdog, connection_owner, cpu_for
 from arena.match import BotSpec, MatchSpec
 from arena.protocol import (
     BYE,
     GAME_OVER,
     HELLO,
+    MAX_MESSAGE_BYTES,
     MOVE,
     NEW_GAME,
     PROTOCOL_VERSION,
@@ -59,6 +61,9 @@ INFO_MAX_CHARS = 8192
 DETAIL_MAX_CHARS = 300
 """Forfeit details are cut to this length (they quote what the bot sent)."""
 MAX_STRAY_MESSAGES = 1000
+DROP_EXIT_WAIT_S = 0.2
+"""When a bot's connection drops, how long the referee waits to see whether its process exited
+(a crash) before it calls it a dropped connection (seconds)."""
 """Unexpected messages (late moves, repeated hellos) a bot may send in one game before it forfeits."""
 
 OnGame = Callable[[GameRecord], None]
@@ -76,14 +81,16 @@ def run_match(
     startup_timeout_s: float = STARTUP_TIMEOUT_S,
     workdir: str | Path | None = None,
     on_external: OnExternal | None = None,
+    limits: Limits | None = None,
 ) -> list[GameRecord]:
     """Play the games `spec.game_numbers` of `spec` and return their records in order.
 
     `on_game(record)` is called after each game, `on_move(record, move, state)` after each move.
     Bots run in per-bot working directories under `workdir` (default: a temporary directory,
     removed at the end). A bot with `external=True` is not started: `on_external(name, endpoint,
-    token)` is called and the player connects itself. ValueError for a spec that cannot be played
-    (before any bot starts).
+    token)` is called and the player connects itself. `limits`: what each bot process may use and
+    the fairness options (default `Limits()`). ValueError for a spec that cannot be played (before
+    any bot starts).
     """
     if on_external is None and any(b.external for b in spec.bots):
         raise ValueError("an external player needs run_match(..., on_external=...)")
@@ -91,7 +98,7 @@ def run_match(
     start = replay(game, spec.start_moves)
     if start.outcome is not None:
         raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
-    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external)
+    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external, limits)
     try:
         return referee.play(on_game, on_move)
     finally:
@@ -183,8 +190,9 @@ class _Bot:
 class _Referee:
     def __init__(self, spec: MatchSpec, game: rules.Game, start: rules.State,
                  startup_timeout_s: float, workdir: str | Path | None,
-                 on_external: OnExternal | None = None) -> None:
+                 on_external: OnExternal | None = None, limits: Limits | None = None) -> None:
         self.spec = spec
+        self.limits = limits if limits is not None else Limits()
         self.game = game
         self.start = start
         self.startup_timeout_s = startup_timeout_s
@@ -198,6 +206,10 @@ class _Referee:
             for i, bot in enumerate(spec.bots)
         ]
         self.by_identity: dict[bytes, _Bot] = {}
+        self.peers: dict[tuple[str, int], tuple[_Bot, BotProcess]] = {}
+        """Each connection to the referee's socket -> the bot and its process that opened it."""
+        self.watchdog = Watchdog()
+        """Kills the bots' processes if this referee dies (even by kill -9)."""
 
     def clock(self, bot: _Bot) -> TimeControl:
         """The bot's own clock if it has one, else the match's."""
@@ -228,6 +240,8 @@ class _Referee:
         """Say bye, give the bots a moment to exit, then kill every process group."""
         try:
             for bot in self.bots:
+                if isinstance(bot.process, BotProcess):
+                    bot.process.resume()
                 if bot.identity is not None:
                     self.endpoint.send(bot.identity, {"type": BYE})
             deadline = time.monotonic() + BYE_GRACE_S
@@ -237,17 +251,24 @@ class _Referee:
                 time.sleep(0.005)
         finally:
             for bot in self.bots:
-                if bot.process is not None:
-                    bot.process.stop()
+                self._stop(bot)
+            self.watchdog.close()
             self.endpoint.close()
             if self.own_tmp:
                 shutil.rmtree(self.tmp, ignore_errors=True)
 
-    # --- starting bots ---
+    # --- starting and stopping bots ---
+    def _stop(self, bot: _Bot) -> None:
+        """Kill all of the bot's processes (its group, and those that left it)."""
+        if bot.process is None:
+            return
+        bot.process.stop()
+        if isinstance(bot.process, BotProcess):
+            self.watchdog.forget(bot.process.pid)
+
     def _start_bots(self, bots: list[_Bot]) -> None:
         for bot in bots:
-            if bot.process is not None:
-                bot.process.stop()
+            self._stop(bot)
             if bot.identity is not None:
                 self.by_identity.pop(bot.identity, None)
             bot.identity = None
@@ -257,11 +278,14 @@ class _Referee:
             if bot.spec.external:
                 bot.process = _External(self.on_external, bot.spec.name)  # type: ignore[arg-type]
             else:
-                bot.process = BotProcess(bot.spec.command, bot.workdir)
+                cpu = cpu_for(self.bots.index(bot)) if self.limits.pin_cpus else None
+                bot.process = BotProcess(bot.spec.command, bot.workdir, limits=self.limits, cpu=cpu)
             try:
                 bot.process.start(self.endpoint.endpoint, bot.token)
             except (OSError, ValueError) as exc:
                 bot.failure = (Forfeit.CRASHED, f"could not start {' '.join(bot.spec.command)!r}: {exc}")
+            if isinstance(bot.process, BotProcess) and bot.process.pid is not None:
+                self.watchdog.register(bot.process.pid, bot.process.marker)
         self._await_hellos(bots)
 
     def _await_hellos(self, bots: list[_Bot]) -> None:
@@ -275,6 +299,7 @@ class _Referee:
                     bot.failure = (Forfeit.NO_HELLO, f"no hello within {self.startup_timeout_s:g} s{seen}")
                 return
             got = self.endpoint.receive(min(remaining, CRASH_CHECK_S))
+            self._check_connections()
             if got is None:
                 for bot in pending:
                     status = bot.process.exit_status() if bot.process else "never started"
@@ -315,6 +340,35 @@ class _Referee:
         for bot in waiting:
             bot.notes.append("a hello with a wrong token")
         log.info("hello with an unknown token dropped")
+
+    def _check_connections(self) -> None:
+        """Learn which bot opened each new connection; a bot whose connection was dropped while its
+        process runs (ZeroMQ drops a peer that sends a frame over the size limit) gets a failure."""
+        accepted, dropped = self.endpoint.take_events()
+        if accepted:
+            markers = {b.process.marker: (b, b.process) for b in self.bots
+                       if isinstance(b.process, BotProcess)}
+            for peer in accepted:
+                owner = connection_owner(peer, self.endpoint.port, markers)
+                if owner is not None:
+                    self.peers[peer] = owner
+        for peer in dropped:
+            bot, process = self.peers.pop(peer, (None, None))
+            if bot is None or bot.failure is not None or bot.process is not process:
+                continue  # not a bot's, already failed, or a connection of a process since stopped
+            deadline = time.monotonic() + DROP_EXIT_WAIT_S  # a process that exits closes its socket
+            while bot.process.exit_status() is None and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if bot.process.exit_status() is None:
+                bot.failure = (Forfeit.MALFORMED_MESSAGE, "its connection was dropped: a message over "
+                               f"the {MAX_MESSAGE_BYTES >> 20} MiB limit, or its socket closed")
+                self._stop(bot)
+
+    def _raise_failures(self, players: list[_Bot]) -> None:
+        for seat, bot in enumerate(players):
+            if bot.failure is not None:
+                reason, detail = bot.failure
+                raise _Forfeited(seat, reason, detail)
 
     # --- one game ---
     def _play_game(self, number: int, on_move: OnMove | None) -> GameRecord:
@@ -363,6 +417,15 @@ class _Referee:
             record.winner = None if forfeit.both else 1 - forfeit.seat
             record.reason = forfeit.reason.value
             record.forfeit = {"seat": forfeit.seat, "reason": forfeit.reason.value, "detail": forfeit.detail}
+            loser = players[forfeit.seat]
+            if (self.limits.restart_on_forfeit and isinstance(loser.process, BotProcess)
+                    and forfeit.reason is not Forfeit.RESIGNED):
+                if loser.failure is None:  # it may still be computing: kill it, start it afresh
+                    loser.failure = (forfeit.reason, forfeit.detail)
+                self._stop(loser)
+        for bot in players:
+            if isinstance(bot.process, BotProcess):
+                bot.process.resume()
         record.duration_s = round(time.monotonic() - began, 6)
         message = {"type": GAME_OVER, "game_id": game_id, "winner": record.winner,
                    "scores": record.scores, "reason": record.reason}
@@ -390,6 +453,10 @@ class _Referee:
             ply = state.ply
             legal = state.legal_moves()
             left = banks[seat] if banks[seat] > 0 else 0.0
+            if self.limits.suspend:  # no pondering on the opponent's time
+                for player in players:
+                    if isinstance(player.process, BotProcess):
+                        player.process.resume() if player is bot else player.process.suspend()
             send(bot.identity, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),  # type: ignore[arg-type]
                                 "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
@@ -410,21 +477,28 @@ class _Referee:
                     deadline: float, left: float) -> tuple[str, dict[str, Any], float]:
         bot = players[seat]
         receive = self.endpoint.receive
+        next_check = sent + CRASH_CHECK_S
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
+                dropped = f" ({bot.stray} messages for another game or ply dropped)" if bot.stray else ""
                 raise _Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {left:.3f} s "
-                                 f"+ {self.clock(bot).margin:g} s margin")
+                                 f"+ {self.clock(bot).margin:g} s margin{dropped}")
             got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
-            if got is None:
-                status = bot.process.exit_status()  # type: ignore[union-attr]
-                if status is not None:
-                    bot.failure = (Forfeit.CRASHED, status)
-                    raise _Forfeited(seat, Forfeit.CRASHED, f"{status} while thinking about ply {ply}")
+            received = time.monotonic()
+            if got is None or received >= next_check:  # on time, even while a bot floods the socket
+                next_check = received + CRASH_CHECK_S
+                self._check_connections()
+                self._raise_failures(players)
                 for player in players:  # a bot printing without end must not fill the disk
                     player.process.cap_log()  # type: ignore[union-attr]
+                if got is None:
+                    status = bot.process.exit_status()  # type: ignore[union-attr]
+                    if status is not None:
+                        bot.failure = (Forfeit.CRASHED, status)
+                        raise _Forfeited(seat, Forfeit.CRASHED, f"{status} while thinking about ply {ply}")
+            if got is None:
                 continue
-            received = time.monotonic()
             identity, frame = got
             sender = self.by_identity.get(identity)
             if sender is None:

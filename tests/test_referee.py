@@ -11,6 +11,7 @@ import pytest
 import rules
 from arena.clock import TimeControl
 from arena.launcher import LOG_CAP_BYTES, resolve_command
+from arena.limits import Limits
 from arena.match import BotSpec, MatchSpec
 from arena.records import Forfeit, GameRecord
 from arena.referee import LOG_TAIL_CHARS, run_match
@@ -112,7 +113,8 @@ def test_a_crashed_bot_is_restarted_for_the_next_game():
 def test_a_late_answer_is_dropped_and_never_applied_to_a_later_turn(caplog):
     caplog.set_level(logging.INFO, logger="arena.referee")
     late = broken("late", 0.45)  # answers its first turn after 0.45 s: over 0.3 + 0.05
-    records = run_match(match([late, RANDOM], games=2))
+    keep = Limits(restart_on_forfeit=False)  # the same process answers late, then plays game 2
+    records = run_match(match([late, RANDOM], games=2), limits=keep)
     assert records[0].forfeit["reason"] == "timeout" and records[0].forfeit["seat"] == 0
     second = records[1]
     assert second.forfeit is None and replay(second).outcome is not None
