@@ -130,12 +130,47 @@ def localize(bot: BotSpec, parent_python: str) -> BotSpec:
     return bot
 
 
+class MatchCancelled(Exception):
+    """Raised inside a match whose task was cancelled, so that the referee stops its bots."""
+
+
 def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list[str]:
-    """One match on a Dask worker: its game records as JSON, in game order."""
+    """One match on a Dask worker: its game records as JSON, in game order.
+
+    A task cancelled while it runs (the run was interrupted, or its client went away) stops at the
+    next move instead of playing on for nobody: Dask itself cannot stop a running task."""
     from arena.referee import run_match
 
+    cancelled = _cancel_check()
+
+    def on_move(record: Any, move: Any, state: Any) -> None:
+        if cancelled():
+            raise MatchCancelled(f"{spec.match_id}: the task was cancelled during {record.game_id}")
+
     spec = dataclasses.replace(spec, bots=tuple(localize(b, parent_python) for b in spec.bots))
-    return [record.to_json() for record in run_match(spec)]
+    return [record.to_json() for record in run_match(spec, on_move=on_move)]
+
+
+def _cancel_check() -> Callable[[], bool]:
+    """A function telling whether the task running in this thread was cancelled; always False
+    outside a Dask worker, or if this version of distributed keeps its task states elsewhere."""
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+
+        worker, key = get_worker(), thread_state.key
+        worker.state.tasks  # noqa: B018 - fails early on a distributed without it
+    except Exception:
+        return lambda: False
+
+    def cancelled() -> bool:
+        try:
+            task = worker.state.tasks.get(key)
+            return task is not None and task.state == "cancelled"
+        except Exception:
+            return False
+
+    return cancelled
 
 
 def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_python: str,

@@ -205,3 +205,73 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1
     plain = arena("tournament", "run", "n.toml", "--quiet", cwd=tmp_path, env=env)  # the pool needs no Dask
     assert plain.returncode == 0, plain.stderr
+
+
+def test_a_cancelled_match_stops_its_bots(tmp_path, client):
+    """Dask cannot stop a running task: the match itself notices it was cancelled (an interrupted
+    run, a client gone) and stops, rather than play on for nobody."""
+    from arena import cluster
+    from arena.clock import TimeControl
+    from arena.match import BotSpec, MatchSpec
+
+    pids = tmp_path / "pids"
+    slow = ("sh", "-c", f"echo $$ >> {pids}; exec {sys.executable} {BROKEN} sleep 0.05")
+    spec = MatchSpec("slow-vs-random", "domineering", (BotSpec("slow", slow),
+                     BotSpec("random", (sys.executable, "-m", "bots", "random"))),
+                     TimeControl.parse("1"), game_numbers=tuple(range(40)), params={"rows": 8, "cols": 8})
+    future = client.submit(cluster.run_match_task, spec, sys.executable, pure=False)
+    deadline = time.monotonic() + 30
+    while not pids.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # a game or two under way
+    assert future.status == "pending"  # 40 games of 8x8 at 0.05 s a move: 30 s or more
+    client.cancel([future])
+    bot = int(pids.read_text().split()[0])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(bot, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the cancelled match's bot still runs")
+
+
+def die_once(spec, parent_python, marks: Path = Path()):
+    """A fake match task: the first attempt at each match kills its worker; later ones return the
+    games of `spec` with seat 0 winning."""
+    from arena.records import GameRecord
+
+    mark = marks / f"{spec.match_id}-{spec.game_numbers[0]}"
+    if not mark.exists() or "always" in spec.match_id:
+        mark.touch()
+        os._exit(1)
+    return [GameRecord(game_id=spec.game_id(n), game=spec.game, params=spec.params,
+                       players=[b.name for b in spec.seats(n)], time_control=str(spec.time_control),
+                       winner=0, reason="fake").to_json() for n in spec.game_numbers]
+
+
+def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import functools
+
+    import cloudpickle
+    import dask
+
+    from arena import cluster
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
+    tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=("x", "always"), per_task=2))
+    task = functools.partial(die_once, marks=tmp_path)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     dashboard_address=":0") as local, distributed.Client(local) as c:
+        summary = cluster.run(tour, tmp_path / "res", c, progress=None, task=task, check=False)
+        assert summary.stored == 0 and len(summary.failures) == 1
+        assert "x-vs-always games [0, 1]: workers died running it" in summary.failures[0]
+        write(tmp_path / "die.toml", games=2, bots=("x", "y"), per_task=2)  # once per match
+        ok = cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c, progress=None, task=task,
+                         check=False)
+    assert ok.stored == 2 and ok.failures == []  # killed one worker, resubmitted, stored once
+    assert (tmp_path / "x-vs-y-0").exists()
