@@ -3,7 +3,8 @@ function and sets `func` (parsed arguments -> exit code). Exit codes: 0 done, 2 
 naming it, never a traceback), 130 interrupted.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
-                                 [--from FILE] [--out DIR]
+                                 [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
+                                 [--memory MIB] [--cpu-seconds S]
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import rules
 from arena import __version__
 from arena.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.launcher import display_name, resolve_command
+from arena.limits import Limits
 from arena.match import BotSpec, MatchSpec
 from arena.movefile import read_move_file, write_move_file
 from arena.records import GameRecord
@@ -62,6 +64,14 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    limits = p.add_argument_group("limits and fairness (docs/limits.md)")
+    limits.add_argument("--pin-cpus", action="store_true", help="pin each bot to its own CPU")
+    limits.add_argument("--suspend", action="store_true",
+                        help="stop the bot not to move (SIGSTOP) while its opponent thinks")
+    limits.add_argument("--memory", type=int, metavar="MIB", default=Limits.memory_mb,
+                        help=f"memory per bot process, 0 for none (default {Limits.memory_mb})")
+    limits.add_argument("--cpu-seconds", type=int, metavar="S", default=Limits.cpu_s,
+                        help=f"CPU seconds per bot process, 0 for none (default {Limits.cpu_s})")
     p.set_defaults(func=cmd_match)
 
 
@@ -125,8 +135,18 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     bots = _bot_specs(args.bot_a, args.bot_b)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
                      game_numbers=tuple(range(args.games)), params=game.params, seed=args.seed,
-                     start_moves=start_moves)
+                     start_moves=start_moves, limits=_limits(args))
     return spec, game
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The Limits of `arena match` options; _BadInput for a bad value."""
+    table = {"pin_cpus": args.pin_cpus, "suspend": args.suspend, "memory_mb": args.memory,
+             "cpu_s": args.cpu_seconds}
+    try:
+        return Limits.from_dict(table)
+    except ValueError as exc:
+        raise _BadInput(str(exc).replace("memory_mb", "--memory").replace("cpu_s", "--cpu-seconds")) from None
 
 
 def _describe_clock(clock: TimeControl) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena.clock import TimeControl
+from arena.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class MatchSpec:
     params: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
     start_moves: tuple[str, ...] = ()
+    limits: Limits | None = None
+    """What each bot process may use, and the fairness options (None: `Limits()`)."""
 
     def seats(self, number: int) -> tuple[BotSpec, BotSpec]:
         """The bots in seat order for game `number`."""

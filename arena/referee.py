@@ -89,8 +89,8 @@ def run_match(
     Bots run in per-bot working directories under `workdir` (default: a temporary directory,
     removed at the end). A bot with `external=True` is not started: `on_external(name, endpoint,
     token)` is called and the player connects itself. `limits`: what each bot process may use and
-    the fairness options (default `Limits()`). ValueError for a spec that cannot be played (before
-    any bot starts).
+    the fairness options (default: `spec.limits`, else `Limits()`). ValueError for a spec that
+    cannot be played (before any bot starts).
     """
     if on_external is None and any(b.external for b in spec.bots):
         raise ValueError("an external player needs run_match(..., on_external=...)")
@@ -98,7 +98,8 @@ def run_match(
     start = replay(game, spec.start_moves)
     if start.outcome is not None:
         raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
-    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external, limits)
+    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external,
+                       limits if limits is not None else spec.limits)
     try:
         return referee.play(on_game, on_move)
     finally:

@@ -11,6 +11,9 @@ The file (see examples/):
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
+    [limits]                      # optional: per-bot limits and fairness (arena.limits, docs/limits.md)
+    memory_mb = 2048
+    pin_cpus = true
     [[bots]]                      # two or more
     name = "random"
     command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
@@ -47,6 +50,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.clock import TimeControl
+from arena.limits import Limits
 from arena.match import BotSpec, MatchSpec
 from arena.records import GameRecord
 from arena.scheduler import Pairing, round_robin
@@ -65,7 +69,7 @@ _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
 
 _KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
-         "description", "title"}
+         "description", "title", "limits"}
 _BOT_KEYS = {"name", "command"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
@@ -98,6 +102,7 @@ class Tournament:
     seed: int = 0
     games_per_task: int = DEFAULT_GAMES_PER_TASK
     description: str = ""
+    limits: Limits = field(default_factory=Limits)
 
     def fingerprint(self) -> dict[str, Any]:
         """What the stored games depend on (arena.store decides which changes are allowed)."""
@@ -128,6 +133,7 @@ class Tournament:
             match_id=pairing.pairing_id, game=self.game,
             bots=(bots[pairing.a].spec(), bots[pairing.b].spec()),
             time_control=self.time_control, game_numbers=numbers, params=dict(self.params), seed=self.seed,
+            limits=self.limits,
         )
 
 
@@ -197,6 +203,13 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     for key in ("description", "title"):
         if not isinstance(data.get(key, ""), str):
             raise bad(key, "must be a string")
+    raw_limits = data.get("limits", {})
+    if not isinstance(raw_limits, dict):
+        raise bad("limits", f"must be a table of limits, got {raw_limits!r}")
+    try:
+        limits = Limits.from_dict(raw_limits)
+    except (TypeError, ValueError) as exc:
+        raise bad("limits", str(exc)) from None
     raw_bots = data.get("bots")
     if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
         raise bad("bots", "required: a [[bots]] table for each bot, with name and command")
@@ -234,7 +247,7 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     return Tournament(
         path=path, name=name, game=game_name, params=game.params, time_control=time_control,
         bots=tuple(bots), games_per_pairing=ints["games_per_pairing"], seed=ints["seed"],
-        games_per_task=ints["games_per_task"], description=data.get("description", ""),
+        games_per_task=ints["games_per_task"], description=data.get("description", ""), limits=limits,
     )
 
 
