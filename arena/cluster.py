@@ -335,6 +335,10 @@ def run(
         if specs:
             with _client_for(cluster) as client:
                 if check:
+                    if progress is not None:
+                        link = getattr(client, "dashboard_link", None)
+                        progress.write(f"checking {len(tournament.bots)} bots on {len(client.nthreads())} "
+                                       f"Dask workers" + (f" (dashboard: {link})" if link else "") + "\n")
                     check_workers(client, tournament)
                 bar = tmod.Progress(tournament.total_games(), summary.already, progress)
                 bar.show()

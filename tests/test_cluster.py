@@ -275,3 +275,39 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_pat
                          check=False)
     assert ok.stored == 2 and ok.failures == []  # killed one worker, resubmitted, stored once
     assert (tmp_path / "x-vs-y-0").exists()
+
+
+def test_resume_after_the_run_is_killed(tmp_path, client):
+    """kill -9 of `arena tournament run --cluster ADDRESS` mid-way: the matches still running on the
+    workers stop, and the next run stores every missing game once."""
+    write(tmp_path / "k.toml", games=12, bots=("a", "b", "c", "d"), per_task=4)
+    db = tmp_path / "results" / "k" / DB_NAME
+    address = client.scheduler.address
+    command = [sys.executable, "-m", "arena", "tournament", "run", "k.toml", "--cluster", address]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    count, deadline = 0, time.monotonic() + 60
+    while count < 8 and time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+                count = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Store(db, create=False) as store:
+        before = {g.record.game_id: g.record.to_json() for g in store.games()}
+    assert 8 <= len(before) < 72, "the run should be killed mid-way"
+    deadline = time.monotonic() + 20  # the workers' matches notice they were cancelled, and stop
+    while any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(client.processing().values())
+    done = arena("tournament", "run", "k.toml", "--cluster", address, "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with Store(db, create=False) as store:
+        after = {g.record.game_id: g.record.to_json() for g in store.games()}
+        assert store.count() == 72
+    assert set(after) == {f"{p}-g{n}" for p in ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
+                          for n in range(12)}
+    assert all(after[g] == record for g, record in before.items())  # nothing stored was rewritten
