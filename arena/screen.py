@@ -29,7 +29,10 @@ def _number(value: Any) -> str:
 
 
 def info_lines(info: dict[str, Any]) -> list[str]:
-    """The bot's `info` as lines: depth, score, nodes, pv, candidates (best first), comment, the rest."""
+    """The bot's `info` as lines: depth, score, nodes, pv, candidates (best first), comment, the rest.
+
+    `candidates` may be a list of {"move", "score"} maps (docs/PROTOCOL.md) or a {move: score} map.
+    """
     if not info:
         return []
     info = dict(info)
@@ -42,6 +45,8 @@ def info_lines(info: dict[str, Any]) -> list[str]:
         more = " ..." if len(pv) > MAX_PV else ""
         lines.append("pv " + " ".join(str(m) for m in pv[:MAX_PV]) + more)
     candidates = info.pop("candidates", None)
+    if isinstance(candidates, dict):  # the shipped bots send {move: score}
+        candidates = [{"move": move, "score": score} for move, score in candidates.items()]
     if isinstance(candidates, list) and candidates:
         good = [c for c in candidates if isinstance(c, dict) and "move" in c]
         good.sort(key=lambda c: -c["score"] if isinstance(c.get("score"), (int, float)) else math.inf)
