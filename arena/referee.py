@@ -176,6 +176,8 @@ class _Bot:
     """Why this bot cannot play until it is restarted (no hello, crashed...)."""
     stray: int = 0
     log_offset: int = 0
+    peer: tuple[str, int] | None = None
+    """The (host, port) of the connection its hello came on, when the referee could tell."""
     notes: deque = field(default_factory=lambda: deque(maxlen=3))
     """What the referee received that it could not use while this bot had not said hello."""
 
@@ -273,6 +275,7 @@ class _Referee:
             if bot.identity is not None:
                 self.by_identity.pop(bot.identity, None)
             bot.identity = None
+            bot.peer = None
             bot.failure = None
             bot.notes.clear()
             bot.token = secrets.token_hex(16)
@@ -337,6 +340,9 @@ class _Referee:
                     return
                 bot.identity = identity
                 self.by_identity[identity] = bot
+                self._check_connections()
+                peers = [p for p, (b, process) in self.peers.items() if b is bot and process is bot.process]
+                bot.peer = peers[0] if len(peers) == 1 else None
                 return
         for bot in waiting:
             bot.notes.append("a hello with a wrong token")
@@ -355,8 +361,10 @@ class _Referee:
                     self.peers[peer] = owner
         for peer in dropped:
             bot, process = self.peers.pop(peer, (None, None))
-            if bot is None or bot.failure is not None or bot.process is not process:
-                continue  # not a bot's, already failed, or a connection of a process since stopped
+            if bot is None or bot.failure is not None or bot.process is not process or bot.identity is None:
+                continue  # not a bot's, already failed, a process since stopped, or before its hello
+            if peer != bot.peer and (bot.peer is not None or any(b is bot for b, _ in self.peers.values())):
+                continue  # another of its connections (e.g. one with a wrong token)
             deadline = time.monotonic() + DROP_EXIT_WAIT_S  # a process that exits closes its socket
             while bot.process.exit_status() is None and time.monotonic() < deadline:
                 time.sleep(0.005)

@@ -14,10 +14,24 @@ Modes:
   info         legal[0] with a rich `info` (nested, bytes, a float NaN in a second field)
   flood        on every turn, first 50 moves for a wrong ply, then legal[0]
   chatty       on every turn, print 1.5 MB, wait 0.1 s, then legal[0]
+Hostile modes (tests/test_hostile.py):
+  wrongtoken   first a hello with a wrong token from a second socket, then plays legal[0]
+  onlywrong    only hellos with a wrong token, ten a second
+  flood10k     from new_game on, moves for a wrong ply at 10,000 a second; never a real move
+  huge         one 100 MB frame instead of its first move
+  wrongply     answers every turn for another ply or another game
+  hog          allocates memory without end at its first turn
+  busy         spins in a busy loop at its first turn
+  forker       at its first turn forks children that leave its session, ignore SIGTERM and sleep
+               (their pids in children.txt), then exits with code 5; with ARG 1 it waits instead
+  spew         at its first turn writes 16 MB to stdout and 16 MB to stderr, then never answers
+  abort        one legal move, then abort() (SIGABRT) at its second turn
+  afterover    plays legal[0]; after each game_over sends a move for the finished game
 """
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -30,6 +44,11 @@ def main() -> int:
     if mode == "silent":
         time.sleep(3600)
         return 0
+    if mode in ("wrongtoken", "onlywrong"):
+        with BotClient(os.environ["ARENA_ENDPOINT"]) as intruder:
+            for _ in range(1 if mode == "wrongtoken" else 100):
+                intruder.send({"type": "hello", "token": "0" * 32, "name": "intruder", "protocol": 1})
+                time.sleep(0.1 if mode == "onlywrong" else 0.05)
     turns = 0
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": f"broken-{mode}",
@@ -38,6 +57,12 @@ def main() -> int:
             message = client.receive(5.0)
             if message is None or message["type"] == "bye":
                 return 0
+            if mode == "flood10k" and message["type"] == "new_game":
+                flood(client, message["game_id"])
+                continue
+            if mode == "afterover" and message["type"] == "game_over":
+                client.send({"type": "move", "game_id": message["game_id"], "ply": 0, "move": "1A"})
+                continue
             if message["type"] != "turn":
                 continue
             turns += 1
@@ -73,7 +98,65 @@ def main() -> int:
             elif mode == "flood":
                 for _ in range(50):
                     client.send(dict(reply, ply=reply["ply"] + 1000))
+            elif mode == "huge":
+                client.send_raw(b"\x00" * (100 << 20))
+                time.sleep(3600)
+            elif mode == "wrongply":
+                reply = dict(reply, ply=reply["ply"] + 1) if turns % 2 else dict(reply, game_id="other-game")
+            elif mode == "hog":
+                hoard = []
+                while True:
+                    hoard.append(bytearray(8 << 20))
+            elif mode == "busy":
+                while True:
+                    pass
+            elif mode == "forker":
+                fork_children(3)
+                if arg:
+                    time.sleep(3600)
+                os._exit(5)
+            elif mode == "spew":
+                chunk = b"y" * (1 << 20)
+                for _ in range(16):
+                    os.write(1, chunk)
+                    os.write(2, chunk)
+                time.sleep(3600)
+            elif mode == "abort" and turns == 2:
+                os.abort()
             client.send(reply)
+
+
+def flood(client: BotClient, game_id: str) -> None:
+    """Moves for a wrong ply, 100 every 10 ms (10,000 a second), until the referee kills us."""
+    bogus = {"type": "move", "game_id": game_id, "ply": 10_000, "move": "flood"}
+    start = time.monotonic()
+    for batch in range(1_000_000):
+        for _ in range(100):
+            client.send(bogus)
+        pause = start + (batch + 1) * 0.01 - time.monotonic()
+        if pause > 0:
+            time.sleep(pause)
+
+
+def fork_children(count: int) -> None:
+    """Children that try to outlive us: each leaves the session, forks again, ignores SIGTERM."""
+    pids = []
+    for _ in range(count):
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+                os.write(write, f"{os.getpid()}\n".encode())
+                while True:
+                    time.sleep(1)
+            os._exit(0)
+        os.close(write)
+        pids.append(os.read(read, 32).decode().strip())
+        os.close(read)
+    with open("children.txt", "w") as f:
+        f.write("\n".join(pids) + "\n")
 
 
 if __name__ == "__main__":

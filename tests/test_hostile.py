@@ -1,0 +1,289 @@
+"""Hostile bots, each a real process: every one ends in a forfeit with the right reason, the opponent
+credited, and the referee, the tournament and the machine unharmed (no process left, memory bounded).
+
+Every process started here carries SUITE_TAG in its environment (the referee copies its environment
+to the bots, and bots to their children), so /proc tells whether any of them is still running.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import tournament as tmod
+from arena.clock import TimeControl
+from arena.launcher import LOG_NAME, resolve_command
+from arena.limits import Limits, process_exists
+from arena.match import BotSpec, MatchSpec
+from arena.records import Forfeit
+from arena.referee import LOG_TAIL_CHARS, run_match
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RANDOM = BotSpec("random", resolve_command("random"))
+PARAMS = {"rows": 6, "cols": 6}
+FAST = TimeControl(per_move=0.3, margin=0.05)
+HOG_LIMITS = Limits(memory_mb=256)
+"""The memory hog never runs unbounded: 256 MiB of private memory, then MemoryError."""
+TAG_ENV = "ARENA_HOSTILE_SUITE"
+SUITE_TAG = secrets.token_hex(8)
+RSS_GROWTH_MAX = 64 << 20
+"""How much the referee's (this process's) resident memory may grow over the suite (bytes)."""
+
+
+def broken(mode: str, *args: object) -> BotSpec:
+    command = (sys.executable, str(HERE / "bots" / "broken.py"), mode, *map(str, args))
+    return BotSpec(f"hostile-{mode}", command)
+
+
+def match(bots, games=1, time_control=FAST, **fields) -> MatchSpec:
+    return MatchSpec(match_id=fields.pop("match_id", "h"), game="domineering", bots=tuple(bots),
+                     time_control=time_control, game_numbers=tuple(range(games)), params=PARAMS, **fields)
+
+
+def tagged_pids() -> list[int]:
+    """Live processes of this suite (bots, their children, watchdogs), this one excluded, and so is
+    the resource tracker that multiprocessing starts once for this process (it ends with it)."""
+    needle = f"\0{TAG_ENV}={SUITE_TAG}\0".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = b"\0" + f.read() + b"\0"
+        except OSError:
+            continue
+        pid = int(name)
+        if needle in env and process_exists(pid) and "multiprocessing.resource_tracker" not in _cmdline(pid):
+            found.append(pid)
+    return found
+
+
+def wait_until_none_left(timeout_s: float = 5.0) -> list[str]:
+    """The processes of this suite still running after `timeout_s`: "pid: command line"."""
+    deadline = time.monotonic() + timeout_s
+    while (left := tagged_pids()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [f"{pid}: {_cmdline(pid)}" for pid in left]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "?"
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def suite_tag():
+    """Tag every process started by this module; at the end, kill (and report) any left over."""
+    os.environ[TAG_ENV] = SUITE_TAG
+    try:
+        yield
+    finally:
+        del os.environ[TAG_ENV]
+        for pid in tagged_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture(scope="module")
+def rss_at_start(suite_tag):
+    return rss_bytes()
+
+
+def check_forfeit(record, name, reason, detail):
+    loser = record.players.index(name)
+    assert record.forfeit is not None, record
+    assert record.forfeit["seat"] == loser
+    assert record.forfeit["reason"] == reason.value == record.reason, record.forfeit
+    assert detail in record.forfeit["detail"], record.forfeit
+    assert record.winner == 1 - loser and record.points(1 - loser) == 1.0
+
+
+def test_the_referee_memory_is_measured_first(rss_at_start):
+    assert rss_at_start > 0
+
+
+@pytest.mark.parametrize(
+    "bot, limits, reason, detail",
+    [
+        (broken("onlywrong"), None, Forfeit.NO_HELLO, "a hello with a wrong token"),
+        (broken("flood10k"), None, Forfeit.MALFORMED_MESSAGE, "more than 1000 unexpected messages"),
+        (broken("huge"), None, Forfeit.MALFORMED_MESSAGE, "connection was dropped"),
+        (broken("wrongply"), None, Forfeit.TIMEOUT, "messages for another game or ply dropped"),
+        (broken("hog"), HOG_LIMITS, Forfeit.CRASHED, "exited with code 1"),
+        (broken("busy"), None, Forfeit.TIMEOUT, "no move for ply"),
+        (broken("busy"), Limits(cpu_s=1), Forfeit.CRASHED, "killed by SIGXCPU"),
+        (broken("forker"), None, Forfeit.CRASHED, "exited with code 5"),
+        (broken("spew"), None, Forfeit.TIMEOUT, "no move for ply"),
+        (broken("crash"), None, Forfeit.CRASHED, "exited with code 3"),
+        (broken("abort"), None, Forfeit.CRASHED, "killed by SIGABRT"),
+    ],
+    ids=["wrong-token-only", "10k-messages-a-second", "100MB-message", "another-game-or-ply",
+         "memory-hog", "busy-loop", "cpu-limit", "forks-children", "megabytes-of-output", "exits",
+         "aborts"],
+)
+def test_each_hostile_bot_forfeits_and_its_processes_are_gone(bot, limits, reason, detail, tmp_path):
+    clock = FAST if limits is None else TimeControl(per_move=5.0)  # time to reach the limit
+    startup = 1.0 if reason is Forfeit.NO_HELLO else 10.0
+    records = run_match(match([bot, RANDOM], games=2, time_control=clock), limits=limits,
+                        workdir=tmp_path, startup_timeout_s=startup)
+    assert [r.game_id for r in records] == ["h-g0", "h-g1"]  # the match went on after the forfeit
+    for record in records:
+        check_forfeit(record, bot.name, reason, detail)
+        assert len(record.logs.get("0", "")) <= LOG_TAIL_CHARS + 3
+        assert len(record.logs.get("1", "")) <= LOG_TAIL_CHARS + 3
+    assert wait_until_none_left() == []
+    for log_file in tmp_path.glob(f"*/{LOG_NAME}"):  # megabytes written, the log stays capped
+        assert log_file.stat().st_size <= 2 * Limits().log_bytes
+    if "hog" in bot.name:
+        assert "MemoryError" in records[0].logs[str(records[0].players.index(bot.name))]
+    for children in tmp_path.glob("*/children.txt"):  # every child that left the session is gone
+        pids = [int(p) for p in children.read_text().split()]
+        assert len(pids) == 3 and not any(process_exists(p) for p in pids)
+
+
+def test_a_wrong_token_is_ignored_and_the_real_bot_still_plays():
+    bot = broken("wrongtoken")
+    record = run_match(match([bot, RANDOM], games=1))[0]
+    assert record.forfeit is None and record.moves
+    assert record.reason == "no legal move"
+
+
+def test_a_flood_does_not_slow_the_opponent_and_the_flooder_forfeits():
+    sleeper = broken("sleep", 0.05)  # seat 0: its first move is timed while the other floods
+    flooder = broken("flood10k")
+    record = run_match(match([sleeper, flooder], games=1, time_control=TimeControl(per_move=1.0)))[0]
+    check_forfeit(record, "hostile-flood10k", Forfeit.MALFORMED_MESSAGE, "unexpected messages")
+    first = record.moves[0]
+    assert first.seat == 0 and 0.05 <= first.time_s < 0.15, first
+
+
+def test_a_move_after_the_game_is_over_is_dropped():
+    records = run_match(match([broken("afterover"), RANDOM], games=2))
+    assert all(r.forfeit is None and r.reason == "no legal move" for r in records)
+
+
+def _process_of(name_part: str) -> int:
+    for pid in tagged_pids():
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if name_part.encode() in f.read().replace(b"\0", b" "):
+                    return pid
+        except OSError:
+            continue
+    raise AssertionError(f"no process {name_part!r}")
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()[0].decode()
+
+
+def test_suspend_stops_the_bot_not_to_move_and_pinning_gives_each_bot_a_cpu():
+    sleeper = broken("sleep", 0.05)
+    seen = []
+
+    def on_move(record, move, state):
+        if len(seen) < 4:
+            waiting = _process_of("bots random" if move.seat == 0 else "broken.py")
+            seen.append((move.seat, _state(waiting), os.sched_getaffinity(_process_of("broken.py")),
+                         os.sched_getaffinity(_process_of("bots random"))))
+
+    limits = Limits(suspend=True, pin_cpus=True)
+    record = run_match(match([sleeper, RANDOM], games=1), on_move=on_move, limits=limits)[0]
+    assert record.forfeit is None
+    cpus = sorted(os.sched_getaffinity(0))
+    for _seat, waiting_state, sleeper_cpus, random_cpus in seen:
+        assert waiting_state == "T", seen  # the bot that was not to move was stopped
+        assert sleeper_cpus == {cpus[0]} and random_cpus == {cpus[1 % len(cpus)]}
+
+
+def test_no_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from arena.clock import TimeControl
+        from arena.match import BotSpec, MatchSpec
+        from arena.referee import run_match
+        forker = BotSpec("forker", {broken("forker", 1).command!r})
+        random = BotSpec("random", {RANDOM.command!r})
+        spec = MatchSpec("k", "domineering", (forker, random), TimeControl(per_move=60.0), (0,),
+                         params={PARAMS!r})
+        run_match(spec, workdir=sys.argv[1])
+    """)
+    referee = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)])
+    try:
+        deadline = time.monotonic() + 20
+        children = tmp_path / "bot0-forker" / "children.txt"
+        while not (children.exists() and len(children.read_text().split()) == 3):
+            assert time.monotonic() < deadline and referee.poll() is None, "the forker never forked"
+            time.sleep(0.05)
+        pids = [int(p) for p in children.read_text().split()]
+        assert all(process_exists(p) for p in pids)
+        os.kill(referee.pid, signal.SIGKILL)
+        referee.wait(5)
+        assert wait_until_none_left() == []
+        assert not any(process_exists(p) for p in pids)
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+
+
+def test_a_tournament_with_the_worst_bots_records_every_game(tmp_path):
+    bot = str(HERE / "bots" / "broken.py")
+    data = {
+        "name": "hostile", "game": "domineering", "time": "0.3", "games_per_pairing": 2,
+        "params": PARAMS, "limits": {"memory_mb": 256},
+        "bots": [{"name": "random", "command": "random"},
+                 {"name": "forker", "command": [sys.executable, bot, "forker"]},
+                 {"name": "hog", "command": [sys.executable, bot, "hog"]},
+                 {"name": "flood", "command": [sys.executable, bot, "flood10k"]}],
+    }
+    tour = tmod.from_dict(data, tmp_path / "hostile.toml")
+    assert tour.limits == Limits(memory_mb=256)
+    summary = tmod.run(tour, tmp_path / "results", concurrency=2, progress=None)
+    assert summary.failures == [] and summary.stored == summary.planned == tour.total_games() == 12
+    from arena.store import DB_NAME, Store
+    with Store(tour.results_dir(tmp_path / "results") / DB_NAME, create=False) as store:
+        assert store.count() == 12
+    assert wait_until_none_left() == []
+
+
+@pytest.mark.parametrize("table, message", [
+    ({"memory": 1}, "unknown key 'memory'"),
+    ({"memory_mb": -1}, "memory_mb must be a whole number"),
+    ({"suspend": "yes"}, "suspend must be true or false"),
+    ({"memory_kind": "rss"}, "memory_kind"),
+])
+def test_a_bad_limits_table_is_refused(table, message, tmp_path):
+    data = {"game": "domineering", "limits": table,
+            "bots": [{"name": "a", "command": "random"}, {"name": "b", "command": "random"}]}
+    with pytest.raises(tmod.TournamentError, match=message):
+        tmod.from_dict(data, tmp_path / "t.toml")
+
+
+def test_after_the_suite_no_process_is_left_and_the_referee_memory_stayed_bounded(rss_at_start):
+    assert wait_until_none_left() == []
+    assert rss_bytes() - rss_at_start < RSS_GROWTH_MAX, (rss_at_start, rss_bytes())
