@@ -287,8 +287,10 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
                 problems.append(f"worker {worker}: " + (f"bot {name!r}: " if name else "") + why)
         elif future.status == "error":
             exc = future.exception()
-            hint = " (is arena installed there, at the same version?)" if isinstance(exc, ImportError) else ""
-            problems.append(f"worker {worker}: the bot check failed: {type(exc).__name__}: {exc}{hint}")
+            text = " ".join(str(exc).split())
+            hint = (" (is arena installed on the scheduler and on every worker, at the same version?)"
+                    if isinstance(exc, ImportError) or "deserializ" in text else "")
+            problems.append(f"worker {worker}: the bot check failed: {type(exc).__name__}: {text}{hint}")
         else:
             problems.append(f"worker {worker}: did not finish the bot check within {timeout_s:g} s")
     client.cancel(list(futures))
@@ -337,8 +339,10 @@ def run(
                 if check:
                     if progress is not None:
                         link = getattr(client, "dashboard_link", None)
-                        progress.write(f"checking {len(tournament.bots)} bots on {len(client.nthreads())} "
-                                       f"Dask workers" + (f" (dashboard: {link})" if link else "") + "\n")
+                        workers = len(client.nthreads())
+                        shown = f" (dashboard: {link})" if link else ""
+                        progress.write(f"checking {len(tournament.bots)} bots on {workers} "
+                                       f"Dask worker{'s' if workers != 1 else ''}{shown}\n")
                     check_workers(client, tournament)
                 bar = tmod.Progress(tournament.total_games(), summary.already, progress)
                 bar.show()
