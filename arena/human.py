@@ -207,7 +207,6 @@ class TerminalPlay:
                 self.say()
                 line = "quit"
             if line is None:  # the game ended while the person was thinking (their clock ran out)
-                self.say()
                 return
             text = line.strip()
             if text.lower() in RESIGN_WORDS:
@@ -242,11 +241,8 @@ class TerminalPlay:
             line = self.reader.readline(POLL_S)
             if line is not None:
                 return line
-            if not self.events.empty():
-                self._drain_events()
-            if self.finished:
-                return None
             message = person.client.receive(0)
-            if message is not None and message["type"] in (GAME_OVER, BYE):
+            if not self.events.empty() or message is not None and message["type"] in (GAME_OVER, BYE):
+                self.say()
                 self._drain_events()
                 return None

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -321,3 +322,35 @@ def test_move_files_accept_the_human_forms_and_santorini_placements_in_any_order
     (tmp_path / "over.txt").write_text("1A\n2B\n3A\n")
     with pytest.raises(MoveFileError, match="already over|line 3"):
         read_move_file(tmp_path / "over.txt", small)
+
+
+def test_the_persons_clock_runs_only_when_set_and_an_interrupt_resigns(terminal, tmp_path):
+    term = terminal("play", "domineering", "--bot", "random", *TINY, "--time", "0.5")
+    term.expect(r"human \(seat 0, 0.5 s left\)> $")
+    term.expect(r"game over: random wins, human forfeits \(timeout: no move for ply 0 within 0.500 s")
+    assert term.wait() == 0
+    record, _ = the_record(tmp_path)
+    assert record.forfeit["reason"] == "timeout" and record.time_control == "0.5 / 3"
+
+    term = terminal("play", "domineering", "--bot", "random", *TINY, "--out", "other")
+    term.expect(r"human \(seat 0\)> $")
+    term.process.send_signal(signal.SIGINT)
+    term.expect("interrupted: resigning\ngame over: random wins, human resigned")
+    assert term.wait() == 130
+    [directory] = (tmp_path / "other" / "play").iterdir()
+    assert GameRecord.from_json((directory / "g0.json").read_text()).forfeit["reason"] == "resigned"
+
+
+def test_arena_match_reads_from_files_with_the_same_reader_and_writes_move_files(tmp_path):
+    (tmp_path / "start.txt").write_text("C3 B2  // the assignment writes placements in any order\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    args = ["match", "santorini", "random", "random", "-n", "1", "--time", "0.5", "--from", "start.txt", "-q"]
+    result = subprocess.run([sys.executable, "-m", "arena", *args], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    [directory] = (tmp_path / "results" / "matches").iterdir()
+    record = GameRecord.from_json((directory / "g0.json").read_text())
+    assert record.start_moves == ["B2 C3"]
+    from rules.santorini import read_game_file
+
+    assert read_game_file((directory / "g0.txt").read_text()).outcome.winner == record.winner
