@@ -261,6 +261,17 @@ def fanorona_strong(state: State, move: str | None = None) -> float:
     return score
 
 
+def fanorona_noisy(state: State) -> bool:
+    """True when the side to move must capture (captures are compulsory): material is about to change."""
+    state._turns()  # type: ignore[attr-defined]
+    return state._capturing  # type: ignore[attr-defined]
+
+
+NOISY: dict[str, Callable[[State], bool]] = {
+    "fanorona": fanorona_noisy,
+}
+"""Per game, a test for positions the champion searches past its horizon (see search.Searcher)."""
+
 SIMPLE: dict[str, Evaluate] = {
     "freedom": freedom_simple,
     "domineering": domineering_simple,

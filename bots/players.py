@@ -142,12 +142,12 @@ class Champion(SearchBot):
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
         super().new_game(game, seat, opponent, seed)
-        self.searcher = Searcher(self.evaluate)  # type: ignore[arg-type]
+        self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name))  # type: ignore[arg-type]
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         deadline = self.deadline(time_left)
         if self.searcher is None or self.searcher.evaluate is not self.evaluation_for(state):
-            self.searcher = Searcher(self.evaluation_for(state))
+            self.new_game(state.game, state.seat, "", 0)
         gc.disable()  # a full collection over a big table can stall a move by tens of milliseconds
         try:
             result = self.searcher.search(state, deadline, self.max_depth)

@@ -186,13 +186,18 @@ class Searcher:
 
     Answers with the best move of the deepest iteration that finished before the deadline (the
     Freedom assignment's rule). The table (a dict keyed by state: depth, score, bound, best move) and
-    the history scores survive between moves of a game; call `reset()` for a new game.
+    the history scores survive between moves of a game; call `reset()` for a new game. With `noisy`
+    (state -> bool, e.g. "a capture is compulsory"), a noisy position at the horizon is searched on,
+    every move, for at most `extension` more plies, so the evaluation sees quiet positions.
     """
 
     def __init__(self, evaluate: Evaluate, max_entries: int = 200_000,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 noisy: Callable[[State], bool] | None = None, extension: int = 4) -> None:
         self.evaluate = evaluate
         self.clock = clock
+        self.noisy = noisy
+        self.extension = extension
         self.max_entries = max_entries
         self.table: dict[State, tuple[int, float, int, str | None]] = {}
         self.history: dict[str, int] = {}
@@ -265,6 +270,8 @@ class Searcher:
         if s.outcome is not None:
             return terminal_score(s)
         if depth == 0:
+            if self.noisy is not None and self.noisy(s):
+                return self._extend(s, move, alpha, beta, self.extension)
             return self.evaluate(s, move)
         table = self.table
         entry = table.get(s)
@@ -298,6 +305,31 @@ class Searcher:
                         break
         bound = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
         table[s] = (depth, best, bound, best_move)
+        return best
+
+    def _extend(self, s: State, move: str | None, alpha: float, beta: float, plies: int) -> float:
+        """Past the horizon, keep searching every move while the position is noisy, at most `plies` more."""
+        if s.outcome is not None:
+            return terminal_score(s)
+        if plies == 0 or not self.noisy(s):  # type: ignore[misc]
+            return self.evaluate(s, move)
+        best, seat = -INF, s.seat
+        for m in s.legal_moves():
+            self.nodes += 1
+            deadline = self._deadline
+            if deadline is not None and self.nodes % CLOCK_EVERY == 0 and self.clock() >= deadline:
+                raise SearchTimeout
+            child = s.play(m)
+            if child.seat != seat:
+                value = -self._extend(child, m, -beta, -alpha, plies - 1)
+            else:
+                value = self._extend(child, m, alpha, beta, plies - 1)
+            if value > best:
+                best = value
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        break
         return best
 
     def _pv(self, state: State, first: str, depth: int) -> list[str]:

@@ -72,6 +72,29 @@ def test_iterative_deepening_with_table_finds_the_alphabeta_value(name: str) -> 
         assert result.score == expected, f"{name}: {state.to_wire()}"
 
 
+@pytest.mark.parametrize("name", ["fanorona", "morris"])
+def test_noisy_extension_searches_every_move_past_the_horizon(name: str) -> None:
+    evaluate = evaluation.simple(name)
+    for state in random_positions(name, 20, seed=6):
+        if len(state.legal_moves()) == 1:
+            continue
+        # Every position noisy, two plies of extension: depth 1 + 2 is a full depth-3 search.
+        searcher = Searcher(evaluate, noisy=lambda s: True, extension=2)
+        assert searcher.search(state, deadline=None, max_depth=1).score == alphabeta(state, 3, evaluate).score
+        quiet = Searcher(evaluate, noisy=lambda s: False, extension=2)
+        assert quiet.search(state, deadline=None, max_depth=1).score == alphabeta(state, 1, evaluate).score
+
+
+def test_fanorona_is_noisy_exactly_when_a_capture_is_compulsory() -> None:
+    noisy = quiet = 0
+    for state in random_positions("fanorona", 40, seed=7):
+        stones = (state.white | state.black).bit_count()
+        captures = any((c.white | c.black).bit_count() < stones for c in map(state.play, state.legal_moves()))
+        assert evaluation.fanorona_noisy(state) == captures
+        noisy, quiet = noisy + captures, quiet + (not captures)
+    assert noisy and quiet
+
+
 def test_timed_search_answers_with_the_deepest_finished_iteration() -> None:
     name = "domineering"
     evaluate = evaluation.simple(name)
