@@ -157,6 +157,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         _report(directory, session.records)
         return EXIT_INTERRUPTED
+    except ValueError as exc:  # run_match refused the match before it started
+        return _error("play", exc)
     _report(directory, records)
     return EXIT_OK
 

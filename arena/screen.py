@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import rules
@@ -91,5 +90,11 @@ def result_text(record: GameRecord) -> str:
 
 def legal_list(moves: list[str], width: int = 78) -> str:
     """The legal moves, wrapped to `width` columns."""
-    text = f"{len(moves)} legal move{'s' * (len(moves) != 1)}: " + "  ".join(moves)
-    return textwrap.fill(text, width, subsequent_indent="    ", break_on_hyphens=False)
+    separator = ", " if any(" " in m for m in moves) else "  "  # Santorini's moves hold spaces
+    lines = [f"{len(moves)} legal move{'s' * (len(moves) != 1)}:"]
+    for i, move in enumerate(moves):
+        item = move + (separator.rstrip() if i < len(moves) - 1 else "")
+        if len(lines[-1]) + 1 + len(item) > width and lines[-1].strip():
+            lines.append("   ")
+        lines[-1] += (" " if lines[-1].endswith(":") or separator == ", " else "  ") + item
+    return "\n".join(line.replace(":  ", ": ", 1) for line in lines)
