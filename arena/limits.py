@@ -143,7 +143,10 @@ class Limits:
                 except (ValueError, OSError):  # a hard limit already lower: keep it
                     pass
             if cpu is not None:
-                os.sched_setaffinity(0, {cpu})
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:  # a CPU taken away meanwhile: run unpinned rather than not at all
+                    pass
 
         return in_child
 
