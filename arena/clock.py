@@ -46,7 +46,9 @@ class TimeControl:
                 return cls(base=float(match[1]), increment=float(match[2]), margin=margin)
             return cls(per_move=float(text), margin=margin)
         except ValueError as exc:
-            raise ValueError(f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1); {exc}") from None
+            raise ValueError(
+                f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1); {exc}"
+            ) from None
 
     @classmethod
     def for_game(cls, game: str) -> TimeControl:

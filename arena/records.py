@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class Forfeit(str, Enum):
+class Forfeit(StrEnum):
     """The closed set of reasons a bot loses a game outside the rules of the game."""
 
     TIMEOUT = "timeout"
