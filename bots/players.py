@@ -1,7 +1,8 @@
 """The search bots: greedy, minimax, alphabeta (simple evaluations) and champion (timed, stronger).
 
 Options come from `python -m bots NAME KEY=VALUE`, e.g. `python -m bots alphabeta depth=2`.
-Every move carries an `info` dict: depth, score, nodes, pv and the root `candidates` (move -> score).
+Every move carries an `info` dict: depth, score, nodes, pv and the root `candidates`
+(a list of {move, score} maps, best first).
 """
 from __future__ import annotations
 
@@ -37,10 +38,7 @@ def _depth(value: int | str) -> int:
 def _info(result: SearchResult) -> dict[str, Any]:
     """`result.info()` with at most MAX_CANDIDATES candidates, the best first."""
     info = result.info()
-    candidates = info["candidates"]
-    if len(candidates) > MAX_CANDIDATES:
-        best = sorted(candidates, key=lambda m: -candidates[m])[:MAX_CANDIDATES]
-        info["candidates"] = {m: candidates[m] for m in best}
+    info["candidates"] = info["candidates"][:MAX_CANDIDATES]
     return info
 
 
@@ -53,16 +51,9 @@ class SearchBot(Bot):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.evaluate: Evaluate | None = None
-        self.increment_clock = False
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
         self.evaluate = (evaluation.strong if self.strong else evaluation.simple)(game.name)
-
-    def _start_game(self, message: dict[str, Any]) -> None:
-        """The SDK's game start, remembering whether the clock is a bank (base + increment)."""
-        time_control = message.get("time") or {}
-        self.increment_clock = time_control.get("control") == "increment"
-        super()._start_game(message)
 
     def evaluation_for(self, state: rules.State) -> Evaluate:
         """The evaluation for `state`'s game: set by new_game, or picked now when called without one."""
@@ -72,7 +63,8 @@ class SearchBot(Bot):
 
     def deadline(self, time_left: float) -> float:
         """The time.monotonic() by which the search must stop to answer within `time_left` seconds."""
-        share = time_left / MOVES_TO_GO if self.increment_clock else time_left * TIME_SHARE
+        bank = self.time_control.get("control") == "increment"  # base + increment: a bank to share
+        share = time_left / MOVES_TO_GO if bank else time_left * TIME_SHARE
         return time.monotonic() + max(0.01, share - SAFETY_S)
 
 

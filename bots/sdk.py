@@ -14,8 +14,9 @@
 
 `run()` speaks protocol v1 (docs/PROTOCOL.md) with the referee named by the environment variables
 ARENA_ENDPOINT and ARENA_TOKEN. While `choose` runs these attributes are set: `game` (the
-rules.Game), `game_id`, `seat`, `opponent`, `ply`, `moves` (every move so far) and `legal` (the
-referee's list of legal moves, in canonical notation). An exception in `choose` does not lose the
+rules.Game), `game_id`, `seat`, `opponent`, `time_control` (the new_game message's `time` map),
+`ply`, `moves` (every move so far) and `legal` (the referee's list of legal moves, in canonical
+notation). An exception in `choose` does not lose the
 game by a crash: the SDK answers the first legal move and reports the error in `info["comment"]`.
 """
 from __future__ import annotations
@@ -61,6 +62,8 @@ class Bot:
         self.ply = 0
         self.moves: list[str] = []
         self.legal: list[str] = []
+        self.time_control: dict[str, Any] = {}
+        """The `time` map of the current game's new_game message (docs/PROTOCOL.md): its clock."""
         self._games: dict[tuple, rules.Game] = {}
         self._state: rules.State | None = None
         self._state_moves: list[str] = []
@@ -120,6 +123,7 @@ class Bot:
         self.game_id = message["game_id"]
         self.seat = message["seat"]
         self.opponent = message["opponent"]
+        self.time_control = dict(message.get("time") or {})
         params = message["params"]
         key = (message["game"], tuple(sorted((k, repr(v)) for k, v in params.items())))
         try:

@@ -60,13 +60,17 @@ class SearchResult:
     seconds: float = 0.0
 
     def info(self) -> dict[str, Any]:
-        """The `info` dict sent with the move: depth, score, nodes, pv, candidates (root move -> score)."""
+        """The `info` dict sent with the move: depth, score, nodes, pv, and the root candidates as
+        docs/PROTOCOL.md has them: a list of {"move", "score"} maps, best first."""
         return {
             "depth": self.depth,
             "score": _plain(self.score),
             "nodes": self.nodes,
             "pv": list(self.pv),
-            "candidates": {m: _plain(s) for m, s in self.candidates.items()},
+            "candidates": [
+                {"move": m, "score": _plain(s)}
+                for m, s in sorted(self.candidates.items(), key=lambda item: -item[1])
+            ],
         }
 
 

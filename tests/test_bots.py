@@ -182,7 +182,10 @@ def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> No
     assert move in legal
     assert set(info) >= {"depth", "score", "nodes", "pv", "candidates"}
     assert info["pv"][0] == move and all(isinstance(m, str) for m in info["pv"])
-    assert set(info["candidates"]) <= set(legal) and info["candidates"][move] == info["score"]
+    candidates = info["candidates"]  # docs/PROTOCOL.md: a list of {move, score} maps, best first
+    assert {c["move"] for c in candidates} <= set(legal)
+    assert candidates[0] == {"move": move, "score": info["score"]}
+    assert [c["score"] for c in candidates] == sorted((c["score"] for c in candidates), reverse=True)
     assert info["nodes"] > len(legal) or info["depth"] == 1
 
 
