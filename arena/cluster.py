@@ -287,7 +287,7 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
                 problems.append(f"worker {worker}: " + (f"bot {name!r}: " if name else "") + why)
         elif future.status == "error":
             exc = future.exception()
-            text = " ".join(str(exc).split())
+            text = _one_line(exc)
             hint = (" (is arena installed on the scheduler and on every worker, at the same version?)"
                     if isinstance(exc, ImportError) or "deserializ" in text else "")
             problems.append(f"worker {worker}: the bot check failed: {type(exc).__name__}: {text}{hint}")
@@ -382,10 +382,10 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
                         expected[spec.game_id(n)] = (rebuilt, n)
                     submit(rebuilt, attempt + 1)
                 else:
-                    _give_up(spec, expected, summary, f"workers died running it ({exc})")
+                    _give_up(spec, expected, summary, f"workers died running it ({_one_line(exc)})")
                 continue
             except Exception as exc:  # the referee failed on this match: report, go on
-                _give_up(spec, expected, summary, f"{type(exc).__name__}: {exc}")
+                _give_up(spec, expected, summary, f"{type(exc).__name__}: {_one_line(exc)}")
                 continue
             tmod._store_results(store, spec, results, expected, summary, bar)
     finally:
@@ -404,3 +404,7 @@ def _give_up(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]], summar
 def _left(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]]) -> tuple[int, ...]:
     """The games of `spec` not yet stored (nor handed to another task)."""
     return tuple(n for n in spec.game_numbers if expected.get(spec.game_id(n), (None,))[0] is spec)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
