@@ -252,6 +252,19 @@ def die_once(spec, parent_python, marks: Path = Path()):
                        winner=0, reason="fake").to_json() for n in spec.game_numbers]
 
 
+def within(timeout_s: float, run, client):
+    """run() in a thread, failing (with the cluster's state) rather than hanging past timeout_s."""
+    outcome: dict = {}
+    thread = threading.Thread(target=lambda: outcome.update(value=run()), daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        pytest.fail(f"still running after {timeout_s} s: workers {client.nthreads()}, "
+                    f"processing {client.processing()}")
+    assert "value" in outcome, "the run raised (see the thread's exception above)"
+    return outcome["value"]
+
+
 def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_path):
     distributed = pytest.importorskip("distributed")
     import functools
@@ -265,14 +278,15 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_pat
     tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=("x", "always"), per_task=2))
     task = functools.partial(die_once, marks=tmp_path)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=":0") as local, distributed.Client(local) as c:
-        summary = cluster.run(tour, tmp_path / "res", c, progress=None, task=task, check=False)
+        summary = within(90, lambda: cluster.run(tour, tmp_path / "res", c, progress=None, task=task,
+                                                 check=False), c)
         assert summary.stored == 0 and len(summary.failures) == 1
         assert "x-vs-always games [0, 1]: workers died running it" in summary.failures[0]
         write(tmp_path / "die.toml", games=2, bots=("x", "y"), per_task=2)  # once per match
-        ok = cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c, progress=None, task=task,
-                         check=False)
+        ok = within(90, lambda: cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c,
+                                            progress=None, task=task, check=False), c)
     assert ok.stored == 2 and ok.failures == []  # killed one worker, resubmitted, stored once
     assert (tmp_path / "x-vs-y-0").exists()
 
