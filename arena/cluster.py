@@ -187,10 +187,13 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
         rules.load(game, **params)
     except ValueError as exc:
         return [("", f"game {game!r} does not load: {exc}")]
+    sharing: dict[tuple[str, ...], list[str]] = {}  # a command is checked once for all its bots
+    for bot in bots:
+        sharing.setdefault(localize(bot, parent_python).command, []).append(bot.name)
     problems: list[tuple[str, str]] = []
     runnable: list[BotSpec] = []
-    for bot in bots:
-        bot = localize(bot, parent_python)
+    for command, names in sharing.items():
+        bot = BotSpec(names[0], command)
         try:
             check_command(bot.command)
         except LaunchError as exc:
@@ -205,7 +208,8 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
                                          timeout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return problems
+    first = {names[0]: names for names in sharing.values()}
+    return [(name, why) for bot, why in problems for name in first.get(bot, [bot])]
 
 
 def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,

@@ -131,6 +131,7 @@ def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
     gone.write_text("")
     tour = tmod.load(write(tmp_path / "check.toml", bots=(
         "r1", ("dead", f"{sys.executable} {dead}"), ("gone", f"{sys.executable} {gone}"),
+        ("dead2", f"{sys.executable} {dead}"),  # the same command: checked once, reported for both
         ("silent", f"{sys.executable} {BROKEN} silent"))))
     gone.unlink()  # there when the file was read, missing on the workers
     with pytest.raises(cluster.ClusterError) as caught:
@@ -138,6 +139,7 @@ def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
     message = str(caught.value)
     for worker in client.nthreads():
         assert f"worker {worker}: bot 'dead': exited with code 1 before saying hello" in message
+        assert f"worker {worker}: bot 'dead2': exited with code 1 before saying hello" in message
         assert f"worker {worker}: bot 'gone': " in message and "no file" in message
         assert f"worker {worker}: bot 'silent': no hello within 1 s" in message
     assert "no module named torch" in message and "'r1'" not in message
