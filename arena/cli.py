@@ -28,6 +28,7 @@ from arena.match import BotSpec, MatchSpec
 from arena.movefile import read_move_file, write_move_file
 from arena.records import GameRecord
 from arena.referee import run_match
+from arena.screen import result_text
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
 
@@ -155,17 +156,6 @@ def _describe_clock(clock: TimeControl) -> str:
     return f"{clock.base:g} s a game + {clock.increment:g} s a move (+{clock.margin:g} s margin)"
 
 
-def _result_text(record: GameRecord) -> str:
-    if record.forfeit is not None:
-        loser = record.players[record.forfeit["seat"]]
-        text = f"{loser} forfeits ({record.forfeit['reason']}: {record.forfeit['detail']})"
-        return text if record.winner is None else f"{record.players[record.winner]} wins, {text}"
-    scores = f" {record.scores[0]}-{record.scores[1]}" if record.scores else ""
-    if record.winner is None:
-        return f"draw{scores} ({record.reason})"
-    return f"{record.players[record.winner]} wins{scores} ({record.reason})"
-
-
 def cmd_match(args: argparse.Namespace) -> int:
     """`arena match`: play, print each result and the score, write the records."""
     try:
@@ -209,7 +199,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             points[name] += record.points(seat)
         if live:
             sys.stderr.write("\r\033[K")
-        say(f"game {len(done)}/{total}: {record.players[0]} vs {record.players[1]}: {_result_text(record)}, "
+        say(f"game {len(done)}/{total}: {record.players[0]} vs {record.players[1]}: {result_text(record)}, "
             f"{len(record.moves)} plies, {record.duration_s:.2f} s   "
             f"[{names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}]")
 

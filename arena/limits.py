@@ -182,7 +182,12 @@ def set_child_subreaper() -> bool:
 
 def marked_pids(marker: str) -> list[int]:
     """Live processes whose environment holds MARKER_ENV=marker (zombies excluded)."""
-    needle = f"\0{MARKER_ENV}={marker}\0".encode()
+    return pids_with_env(MARKER_ENV, marker)
+
+
+def pids_with_env(key: str, value: str) -> list[int]:
+    """Processes other than this one whose environment holds key=value (read from /proc)."""
+    needle = f"\0{key}={value}\0".encode()
     me = os.getpid()
     found = []
     for name in os.listdir("/proc"):

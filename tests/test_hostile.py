@@ -20,7 +20,7 @@ import pytest
 from arena import tournament as tmod
 from arena.clock import TimeControl
 from arena.launcher import LOG_NAME, resolve_command
-from arena.limits import Limits, process_exists
+from arena.limits import Limits, pids_with_env, process_exists
 from arena.match import BotSpec, MatchSpec
 from arena.records import Forfeit
 from arena.referee import LOG_TAIL_CHARS, run_match
@@ -51,18 +51,9 @@ def match(bots, games=1, time_control=FAST, **fields) -> MatchSpec:
 def tagged_pids() -> list[int]:
     """Live processes of this suite (bots, their children, watchdogs), this one excluded, and so is
     the resource tracker that multiprocessing starts once for this process (it ends with it)."""
-    needle = f"\0{TAG_ENV}={SUITE_TAG}\0".encode()
     found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = b"\0" + f.read() + b"\0"
-        except OSError:
-            continue
-        pid = int(name)
-        if needle in env and process_exists(pid) and "multiprocessing.resource_tracker" not in _cmdline(pid):
+    for pid in pids_with_env(TAG_ENV, SUITE_TAG):
+        if process_exists(pid) and "multiprocessing.resource_tracker" not in _cmdline(pid):
             found.append(pid)
     return found
 
