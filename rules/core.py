@@ -104,19 +104,20 @@ class Game:
 class State:
     """An immutable position. Subclasses define `_key()`, the tuple that makes two states equal."""
 
-    __slots__ = ("game",)
+    __slots__ = ("game", "_ply")
     game: Game
+    _ply: int
 
     # --- to be provided by each game ---
     @property
     def seat(self) -> int:
-        """The seat to move (0 moves first)."""
-        raise NotImplementedError
+        """The seat to move (0 moves first); seats alternate unless a game says otherwise."""
+        return self._ply & 1
 
     @property
     def ply(self) -> int:
         """How many plies have been played to reach this state."""
-        raise NotImplementedError
+        return self._ply
 
     @property
     def outcome(self) -> Outcome | None:

@@ -252,12 +252,11 @@ def _quote(text: str, canon: str) -> str:
 class DomineeringState(State):
     """A Domineering position: X's cells, O's cells, the seat to move, the ply count."""
 
-    __slots__ = ("_x", "_o", "_seat", "_ply", "_starts", "_moves")
+    __slots__ = ("_x", "_o", "_seat", "_starts", "_moves")
 
     _x: Bitboard
     _o: Bitboard
     _seat: int
-    _ply: int
     _starts: Bitboard  # legal starting cells of the side to move
     _moves: list[str] | None  # cached, never handed out (legal_moves returns a copy)
 
@@ -277,10 +276,6 @@ class DomineeringState(State):
     @property
     def seat(self) -> int:
         return self._seat
-
-    @property
-    def ply(self) -> int:
-        return self._ply
 
     @property
     def outcome(self) -> Outcome | None:

@@ -284,7 +284,7 @@ _UNSET: Any = object()
 class FanoronaState(State):
     """A position at the start of a turn: the stones, the ply, the positions since the last capture."""
 
-    __slots__ = ("_white", "_black", "_ply", "_history", "_moves", "_capturing", "_outcome")
+    __slots__ = ("_white", "_black", "_history", "_moves", "_capturing", "_outcome")
 
     def __init__(self, game: Fanorona, white: Bitboard, black: Bitboard, ply: int,
                  history: tuple[int, ...]) -> None:
@@ -296,14 +296,6 @@ class FanoronaState(State):
         self._moves: dict[str, tuple[Bitboard, Bitboard]] | None = None
         self._capturing = False
         self._outcome = _UNSET
-
-    @property
-    def seat(self) -> int:
-        return self._ply & 1
-
-    @property
-    def ply(self) -> int:
-        return self._ply
 
     @property
     def white(self) -> Bitboard:

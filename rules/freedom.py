@@ -197,13 +197,12 @@ class Freedom(Game):
 class FreedomState(State):
     """A Freedom position: the stones of both colours, the previous stone, whether the last move passed."""
 
-    __slots__ = ("_tables", "_stones", "_last", "_passed", "_ply", "_outcome", "_targets", "_moves")
+    __slots__ = ("_tables", "_stones", "_last", "_passed", "_outcome", "_targets", "_moves")
 
     _tables: _Tables
     _stones: tuple[Bitboard, Bitboard]
     _last: Cell | None
     _passed: bool
-    _ply: int
     _outcome: Outcome | None
     _targets: Bitboard | None
     _moves: list[str] | None
@@ -230,14 +229,6 @@ class FreedomState(State):
         return self
 
     # --- the State API ---
-    @property
-    def seat(self) -> int:
-        return self._ply & 1
-
-    @property
-    def ply(self) -> int:
-        return self._ply
-
     @property
     def outcome(self) -> Outcome | None:
         return self._outcome

@@ -262,7 +262,7 @@ class Morris(Game):
 class MorrisState(State):
     """A position: both sides' stones (bitboards), stones in hand, counters and repetition history."""
 
-    __slots__ = ("_w", "_b", "_seat", "_hw", "_hb", "_ply", "_quiet", "_hist", "_moves", "_outcome")
+    __slots__ = ("_w", "_b", "_seat", "_hw", "_hb", "_quiet", "_hist", "_moves", "_outcome")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
@@ -282,10 +282,6 @@ class MorrisState(State):
     @property
     def seat(self) -> int:
         return self._seat
-
-    @property
-    def ply(self) -> int:
-        return self._ply
 
     @property
     def outcome(self) -> Outcome | None:

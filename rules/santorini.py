@@ -211,7 +211,7 @@ class SantoriniState(State):
     """A Santorini position. `_levels`: 25 ints (0-3 blocks, 4 dome); `_workers`: seat 0's two
     squares then seat 1's, each pair sorted, -1 before placement."""
 
-    __slots__ = ("_levels", "_workers", "_ply", "_outcome", "_moves")
+    __slots__ = ("_levels", "_workers", "_outcome", "_moves")
 
     def __init__(
         self,
@@ -229,14 +229,6 @@ class SantoriniState(State):
         self._moves: list[str] | None = None
 
     # --- the State API ---
-    @property
-    def seat(self) -> int:
-        return self._ply & 1
-
-    @property
-    def ply(self) -> int:
-        return self._ply
-
     @property
     def outcome(self) -> Outcome | None:
         if self._outcome is _UNKNOWN:
