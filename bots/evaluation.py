@@ -5,8 +5,8 @@ game for the side to move (`state.seat`), where `move` is the move that led to `
 games never reach an evaluation (the search scores them with `search.terminal_score`). Scores stay
 below a few thousand, far from `search.WIN`.
 
-Some evaluations read the rules' bitboards (`FreedomState._stones`, `MorrisState._w`/`_b`): they are
-the fast path of a hot loop, and the tests run every evaluation over random positions of every game.
+Some evaluations read the rules' bitboards (`FreedomState.bitboards`, `MorrisState.bitboards`): they
+are the fast path of a hot loop, and the tests run every evaluation over random positions of every game.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def freedom_strong(state: State, move: str | None = None) -> float:
     """10 per alive-stone lead, plus the lead in open windows of four holding two or three own stones."""
     seat = state.seat
     alive = state.alive_stones()  # type: ignore[attr-defined]
-    stones = state._stones  # type: ignore[attr-defined]
+    stones = state.bitboards  # type: ignore[attr-defined]
     windows = _freedom_windows(state.game.size)  # type: ignore[attr-defined]
     own, opp = stones[seat], stones[1 - seat]
     potential = _freedom_potential(own, opp, windows) - _freedom_potential(opp, own, windows)
@@ -120,7 +120,7 @@ def domineering_strong(state: State, move: str | None = None) -> float:
 # --- Nine Men's Morris ----------------------------------------------------------------------------
 def _morris_boards(state: State) -> tuple[int, int]:
     """(side to move's stones, opponent's stones) as 24-bit boards."""
-    w, b = state._w, state._b  # type: ignore[attr-defined]
+    w, b = state.bitboards  # type: ignore[attr-defined]
     return (b, w) if state.seat else (w, b)
 
 
@@ -263,8 +263,7 @@ def fanorona_strong(state: State, move: str | None = None) -> float:
 
 def fanorona_noisy(state: State) -> bool:
     """True when the side to move must capture (captures are compulsory): material is about to change."""
-    state._turns()  # type: ignore[attr-defined]
-    return state._capturing  # type: ignore[attr-defined]
+    return state.must_capture  # type: ignore[attr-defined]
 
 
 NOISY: dict[str, Callable[[State], bool]] = {

@@ -305,6 +305,12 @@ class FanoronaState(State):
     def black(self) -> Bitboard:
         return self._black
 
+    @property
+    def must_capture(self) -> bool:
+        """True when the side to move has a capture, so (captures being compulsory) must take one."""
+        self._turns()
+        return self._capturing
+
     def _key(self) -> tuple:
         return (self._white, self._black, self._ply, self._history)
 

@@ -242,6 +242,11 @@ class FreedomState(State):
         """(White's, Black's) alive stones now; see the module function `alive_stones`."""
         return alive_stones(self)
 
+    @property
+    def bitboards(self) -> tuple[Bitboard, Bitboard]:
+        """(White's, Black's) stones as bitboards: bit r * size + c is row r + 1, column c."""
+        return self._stones
+
     def empty_cells(self) -> int:
         return self._tables.full.bit_count() - (self._stones[0] | self._stones[1]).bit_count()
 

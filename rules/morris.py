@@ -305,6 +305,11 @@ class MorrisState(State):
         """The points holding `seat`'s stones."""
         return [POINTS[i] for i in _indices(self._b if seat else self._w)]
 
+    @property
+    def bitboards(self) -> tuple[Bitboard, Bitboard]:
+        """(White's, Black's) stones as 24-bit boards, bit i being POINTS[i]."""
+        return self._w, self._b
+
     def in_hand(self, seat: int) -> int:
         return self._hb if seat else self._hw
 
