@@ -83,11 +83,11 @@ class FixedDepthBot(SearchBot):
     def choose(self, state: rules.State, time_left: float) -> Answer:
         evaluate = self.evaluation_for(state)
         deadline = self.deadline(time_left)
-        fallback = self.algorithm(state, 1, evaluate, None)
+        fallback = self.algorithm(state, 1, evaluate, None, self.rng)
         result = fallback
         if self.depth > 1:
             try:
-                result = self.algorithm(state, self.depth, evaluate, deadline)
+                result = self.algorithm(state, self.depth, evaluate, deadline, self.rng)
             except SearchTimeout:
                 info = _info(fallback)
                 info["comment"] = f"depth {self.depth} ran out of time: depth-1 answer"
@@ -142,7 +142,7 @@ class Champion(SearchBot):
             self.new_game(state.game, state.seat, "", 0)
         gc.disable()  # a full collection over a big table can stall a move by tens of milliseconds
         try:
-            result = self.searcher.search(state, deadline, self.max_depth)
+            result = self.searcher.search(state, deadline, self.max_depth, self.rng)
         finally:
             gc.freeze()  # the table's states are long-lived: keep them out of later collections
             gc.enable()

@@ -76,7 +76,8 @@ class Bot:
         raise NotImplementedError
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
-        """Called when a game starts; `seed` is the referee's per-game seed for reproducible play."""
+        """Called when a game starts; `seed` is the referee's per-game seed for reproducible play
+        (`self.rng` is already seeded from it)."""
 
     def game_over(self, winner: int | None, scores: list[int] | None, reason: str) -> None:
         """Called when a game ends; `winner` is a seat or None for a draw."""
@@ -136,6 +137,7 @@ class Bot:
             return
         self.game = game
         self._state, self._state_moves = game.start(), []
+        self.rng.seed(message["seed"] * 2 + self.seat)  # reproducible per game, different per seat
         self._call_hook(self.new_game, game, self.seat, self.opponent, message["seed"])
 
     def _answer(self, message: dict[str, Any]) -> dict[str, Any]:

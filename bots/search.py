@@ -11,6 +11,7 @@ differs from the parent's.
 """
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,16 +84,21 @@ class SearchTimeout(Exception):
     """Raised inside a search when its deadline has passed; the iteration in progress is discarded."""
 
 
-def _check_root(state: State, depth: int) -> list[str]:
-    """The root's legal moves; ValueError when there is nothing to search."""
+def _check_root(state: State, depth: int, rng: random.Random | None = None) -> list[str]:
+    """The root's legal moves (shuffled by `rng`, so equal moves are chosen among at random);
+    ValueError when there is nothing to search."""
     if state.is_over():
         raise ValueError(f"cannot search a finished game ({state.outcome.reason})")  # type: ignore[union-attr]
     if depth < 1:
         raise ValueError(f"search depth must be at least 1, got {depth}")
-    return state.legal_moves()
+    moves = state.legal_moves()
+    if rng is not None:
+        rng.shuffle(moves)
+    return moves
 
 
-def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None) -> SearchResult:
+def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None,
+            rng: random.Random | None = None) -> SearchResult:
     """Full-width negamax to `depth` plies, no pruning: the reference value alpha-beta must match.
 
     Raises SearchTimeout once time.monotonic() passes `deadline` (None: no limit).
@@ -119,7 +125,7 @@ def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None
         return best, best_pv
 
     started = time.perf_counter()
-    moves = _check_root(state, depth)
+    moves = _check_root(state, depth, rng)
     nodes = 1
     candidates: dict[str, float] = {}
     best, best_pv, seat = -INF, [], state.seat
@@ -134,7 +140,8 @@ def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None
     return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started)
 
 
-def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None) -> SearchResult:
+def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None,
+              rng: random.Random | None = None) -> SearchResult:
     """Negamax with alpha-beta pruning in the rules' move order: minimax's value and move, fewer nodes.
 
     Candidate scores other than the best one are upper bounds (a refuted move is not searched
@@ -168,7 +175,7 @@ def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | No
         return best, best_pv
 
     started = time.perf_counter()
-    moves = _check_root(state, depth)
+    moves = _check_root(state, depth, rng)
     nodes = 1
     candidates: dict[str, float] = {}
     best, best_pv, seat = -INF, [], state.seat
@@ -213,13 +220,14 @@ class Searcher:
         self.table.clear()
         self.history.clear()
 
-    def search(self, state: State, deadline: float | None = None, max_depth: int = 64) -> SearchResult:
+    def search(self, state: State, deadline: float | None = None, max_depth: int = 64,
+               rng: random.Random | None = None) -> SearchResult:
         """The best move of the deepest iteration finished before `deadline` (a `self.clock()` value).
 
         Stops early when the result is a proven win or loss, when there is one legal move, or when
         more than half the time is spent (the next iteration would not finish).
         """
-        moves = _check_root(state, max_depth)
+        moves = _check_root(state, max_depth, rng)
         started = self.clock()
         self.nodes = 0
         self._deadline = deadline
