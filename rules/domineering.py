@@ -33,6 +33,11 @@ SYMBOL = {VERTICAL: "X", HORIZONTAL: "O"}
 MAX_SIDE = 26  # columns are the letters A..Z; rows are limited the same way
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 EMPTY = "."  # the empty cell in to_wire()'s board strings
+_NIBBLE_TEXT = tuple(
+    "".join("X" if x >> j & 1 else "O" if o >> j & 1 else EMPTY for j in range(4))
+    for o in range(16) for x in range(16)
+)
+"""Four cells of a board row as text, indexed by (X bits | O bits << 4): to_wire runs every turn."""
 
 NO_LEGAL_MOVE = "no legal move"
 
@@ -402,13 +407,13 @@ class DomineeringState(State):
         board = self.game._board
         cols = board.cols
         x, o = self._x, self._o
+        nibbles = range(0, cols, 4)
         rows = []
         for r in range(board.rows):
-            line = []
-            for c in range(cols):
-                i = r * cols + c
-                line.append("X" if x >> i & 1 else "O" if o >> i & 1 else EMPTY)
-            rows.append("".join(line))
+            shift = r * cols
+            xr, orow = x >> shift, o >> shift
+            text = "".join([_NIBBLE_TEXT[(xr >> k & 15) | (orow >> k & 15) << 4] for k in nibbles])
+            rows.append(text[:cols])
         return {
             "game": self.game.name,
             "params": self.game.params,
