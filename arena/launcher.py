@@ -44,24 +44,32 @@ def shipped_bots() -> dict[str, str]:
     return dict(NAMES)
 
 
-def resolve_command(text: str) -> tuple[str, ...]:
-    """The argv for `text`: a shipped bot NAME runs as `python -m bots NAME`, anything else is a
-    shell-like command line split with shlex. Bots run in their own working directory, so relative
-    paths to existing files (the program, a script, a weights file) are made absolute here.
-    LaunchError if the command is empty, its program is missing or its script file is missing."""
-    text = str(text).strip()
-    if text in shipped_bots():
-        return (sys.executable, "-m", "bots", text)
-    try:
-        argv = shlex.split(text)
-    except ValueError as exc:
-        raise LaunchError(f"bad bot command {text!r}: {exc}") from None
+def resolve_command(command: str | list[str] | tuple[str, ...],
+                    base: str | Path | None = None) -> tuple[str, ...]:
+    """The argv for `command`: a shipped bot NAME runs as `python -m bots NAME`, a string is a
+    shell-like command line split with shlex, a list is the argv itself. Bots run in their own
+    working directory, so relative paths to existing files (the program, a script, a weights file)
+    are made absolute here, against `base` (default: the current directory; a tournament file's
+    commands use the file's directory). LaunchError if the command is empty, its program is
+    missing or its script file is missing."""
+    if isinstance(command, (list, tuple)):
+        argv = [str(arg) for arg in command]
+    else:
+        text = str(command).strip()
+        if text in shipped_bots():
+            return (sys.executable, "-m", "bots", text)
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            raise LaunchError(f"bad bot command {text!r}: {exc}") from None
     if not argv:
         raise LaunchError("empty bot command")
-    check_command(argv)
+    root = Path(base) if base is not None else Path.cwd()
     for i, arg in enumerate(argv):
-        if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and Path(arg).is_file()):
-            argv[i] = str(Path(arg).resolve())
+        where = root / arg  # an absolute `arg` stays itself
+        if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and where.is_file()):
+            argv[i] = os.path.abspath(where)  # not resolve(): a venv's python is a symlink to keep
+    check_command(argv)
     return tuple(argv)
 
 

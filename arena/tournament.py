@@ -157,7 +157,7 @@ def load(path: str | Path, check_commands: bool = True) -> Tournament:
 
 def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
     import rules
-    from arena.launcher import LaunchError, check_command, resolve_command
+    from arena.launcher import LaunchError, resolve_command
 
     def bad(key: str, why: str) -> TournamentError:
         return TournamentError(f"{path}: {key}: {why}")
@@ -229,13 +229,11 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
         command = raw.get("command")
         try:
             if isinstance(command, str):
-                argv = resolve_command(command) if check_commands else _split(command)
+                argv = resolve_command(command, path.parent) if check_commands else _split(command)
                 written: str | tuple[str, ...] = command
             elif isinstance(command, list) and command and all(isinstance(a, str) for a in command):
-                argv = tuple(command)
-                if check_commands:
-                    check_command(argv)
-                written = argv
+                argv = resolve_command(command, path.parent) if check_commands else tuple(command)
+                written = tuple(command)
             else:
                 raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
                                   f"got {command!r}")

@@ -188,7 +188,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 @_guard
 def cmd_submit(args: argparse.Namespace) -> int:
     """arena submit TOURNAMENT NAME COMMAND..."""
-    from arena.launcher import check_command, resolve_command
+    from arena.launcher import resolve_command, shipped_bots
 
     path = Path(args.tournament)
     tour = tmod.load(path, check_commands=False)
@@ -201,13 +201,11 @@ def cmd_submit(args: argparse.Namespace) -> int:
         raise CommandError("submit needs the bot's COMMAND")
     if args.games < 1:
         raise CommandError(f"--games must be at least 1, got {args.games}")
-    if len(args.command) == 1:
-        written: str | list[str] = args.command[0]
-        argv = resolve_command(args.command[0])
-    else:
-        written = list(args.command)
-        argv = tuple(args.command)
-        check_command(argv)
+    # Paths on the command line are the user's (relative to here); the file gets them absolute,
+    # since its own relative paths are read against the file's directory.
+    given: str | list[str] = args.command[0] if len(args.command) == 1 else list(args.command)
+    argv = resolve_command(given)
+    written: str | list[str] = given if isinstance(given, str) and given in shipped_bots() else list(argv)
     reason = check_bot(tour, name, argv, args.games)
     if reason is not None:
         print(f"arena: rejected: {reason}", file=sys.stderr)

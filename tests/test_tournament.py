@@ -328,6 +328,33 @@ def test_submit_checks_the_bot_before_adding_it(tmp_path):
     assert path.read_text().startswith(before)
 
 
+def test_submit_takes_a_script_by_relative_path(tmp_path):
+    # The bot runs in its own working directory: `python mybot.py` given as several words must
+    # still find mybot.py (made absolute), as a one-string command line does.
+    path = write(tmp_path / "rel.toml", bots=("a", "b"))
+    (tmp_path / "mybot.py").write_text(
+        "import random\nfrom bots.sdk import Bot\n\n"
+        "class MyBot(Bot):\n    def choose(self, state, time_left):\n"
+        "        return random.choice(state.legal_moves())\n\nMyBot().run()\n")
+    split = arena("submit", "rel.toml", "split", sys.executable, "mybot.py", cwd=tmp_path)
+    assert split.returncode == 0, split.stderr
+    line = arena("submit", "rel.toml", "line", f"{sys.executable} mybot.py", cwd=tmp_path)
+    assert line.returncode == 0, line.stderr
+    bots = tmod.load(path).bots  # read from another directory: the file holds absolute paths
+    assert [b.name for b in bots] == ["a", "b", "split", "line"]
+    assert bots[2].argv == bots[3].argv == (sys.executable, str(tmp_path / "mybot.py"))
+
+
+def test_relative_paths_in_a_tournament_file_are_the_files_own(tmp_path):
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.py").write_text("print('a bot')\n")
+    path = write(tmp_path / "own.toml", bots=("a", "b"))
+    path.write_text(path.read_text() + '\n[[bots]]\nname = "mine"\ncommand = "python bots/mine.py"\n'
+                    '\n[[bots]]\nname = "listed"\ncommand = ["python", "bots/mine.py"]\n')
+    bots = tmod.load(path).bots  # this test's directory is not tmp_path
+    assert bots[2].argv[1] == bots[3].argv[1] == str(tmp_path / "bots" / "mine.py")
+
+
 def test_a_second_run_at_once_is_refused(tmp_path):
     t = tmod.load(write(tmp_path / "twice.toml"))
     out = t.results_dir(tmp_path / "res")
