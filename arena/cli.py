@@ -25,7 +25,7 @@ from arena.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.launcher import display_name, resolve_command
 from arena.limits import Limits
 from arena.match import BotSpec, MatchSpec
-from arena.movefile import read_move_file, write_move_file
+from arena.movefile import read_move_file, save_record, write_move_file
 from arena.records import GameRecord
 from arena.referee import run_match
 from arena.screen import result_text
@@ -188,9 +188,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     def on_game(record: GameRecord) -> None:
         number = spec.game_numbers[len(done)]
         done.append(record)
-        with open(directory / "games.jsonl", "a", encoding="utf-8") as f:
-            f.write(record.to_json() + "\n")
-        (directory / f"g{number}.json").write_text(json.dumps(record.to_dict(), indent=1, sort_keys=True))
+        save_record(directory, number, record)
         try:
             write_move_file(directory / f"g{number}.txt", record)
         except Exception as exc:  # a rules bug must not lose the other records

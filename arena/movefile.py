@@ -7,6 +7,7 @@ written file is `rules.santorini.write_game_file`'s, which `read_game_file` read
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 import rules
@@ -95,3 +96,11 @@ def write_move_file(path: str | Path, record: GameRecord) -> Path:
     path = Path(path)
     path.write_text(format_moves(record.game, record.move_list(), record_header(record)), encoding="utf-8")
     return path
+
+
+def save_record(directory: Path, number: int, record: GameRecord) -> None:
+    """Write a finished game's record under `directory`: a line of games.jsonl and g<number>.json
+    (its move file, g<number>.txt, is `write_move_file`'s)."""
+    with open(directory / "games.jsonl", "a", encoding="utf-8") as f:
+        f.write(record.to_json() + "\n")
+    (directory / f"g{number}.json").write_text(json.dumps(record.to_dict(), indent=1, sort_keys=True))

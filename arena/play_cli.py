@@ -9,7 +9,6 @@ DIR/play/<id>/ or DIR/watch/<id>/: g0.json (the record), games.jsonl and g0.txt 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -23,7 +22,7 @@ from arena.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, _bot_specs, _pa
 from arena.clock import TimeControl
 from arena.launcher import display_name, resolve_command
 from arena.match import BotSpec, MatchSpec
-from arena.movefile import read_move_file, write_move_file
+from arena.movefile import read_move_file, save_record, write_move_file
 from arena.records import GameRecord
 
 UNLIMITED = TimeControl(per_move=math.inf)
@@ -114,9 +113,7 @@ def _game_dir(out: Path, mode: str, game: str, names: list[str]) -> Path:
 
 
 def _save(directory: Path, record: GameRecord) -> None:
-    with open(directory / "games.jsonl", "a", encoding="utf-8") as f:
-        f.write(record.to_json() + "\n")
-    (directory / "g0.json").write_text(json.dumps(record.to_dict(), indent=1, sort_keys=True))
+    save_record(directory, 0, record)
     write_move_file(directory / "g0.txt", record)
 
 
