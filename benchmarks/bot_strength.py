@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tabulate import tabulate  # noqa: E402
 
 import rules  # noqa: E402
-from arena.clock import TimeControl  # noqa: E402
-from arena.match import BotSpec, MatchSpec  # noqa: E402
-from arena.records import GameRecord  # noqa: E402
-from arena.referee import run_match  # noqa: E402
+from arena.match.clock import TimeControl  # noqa: E402
+from arena.match.records import GameRecord  # noqa: E402
+from arena.match.referee import run_match  # noqa: E402
+from arena.match.spec import BotSpec, MatchSpec  # noqa: E402
 from bots import evaluation  # noqa: E402
 from bots.search import alphabeta, minimax  # noqa: E402
 

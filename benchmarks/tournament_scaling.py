@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import tournament as tmod  # noqa: E402
-from arena.store import DB_NAME, Store  # noqa: E402
+from arena.tournament import runner as tmod  # noqa: E402
+from arena.tournament.store import DB_NAME, Store  # noqa: E402
 
 
 def write_file(directory: Path, bots: int, games: int, rows: int, per_task: int) -> Path:
@@ -79,7 +79,7 @@ def run_dask(tour: tmod.Tournament, root: Path) -> float | None:
     except ImportError:
         print("Dask local:2   : skipped (pip install 'arena[dask]')")
         return None
-    from arena import cluster
+    from arena.tournament import cluster
 
     started = time.perf_counter()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \

@@ -28,7 +28,7 @@ import traceback
 from typing import Any
 
 import rules
-from arena.protocol import (
+from arena.match.protocol import (
     BYE,
     ENDPOINT_ENV,
     GAME_OVER,

@@ -205,9 +205,9 @@ def test_every_evaluation_runs_on_random_positions() -> None:
 
 
 def test_champion_keeps_its_time_in_a_20_game_match() -> None:
-    from arena.clock import TimeControl
-    from arena.match import BotSpec, MatchSpec
-    from arena.referee import run_match
+    from arena.match.clock import TimeControl
+    from arena.match.referee import run_match
+    from arena.match.spec import BotSpec, MatchSpec
 
     def bot(text: str) -> BotSpec:
         return BotSpec(text, (sys.executable, "-m", "bots", *text.split()))

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from arena import tournament as tmod
-from arena.store import DB_NAME, Store
+from arena.tournament import runner as tmod
+from arena.tournament.store import DB_NAME, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
@@ -43,7 +43,7 @@ def played(results_dir: Path) -> dict[str, tuple]:
 
 
 def standings_of(results_dir: Path):
-    from arena.standings import standings
+    from arena.tournament.standings import standings
 
     with Store(results_dir / DB_NAME, create=False) as store:
         games = sorted(store.games(), key=lambda g: (g.pairing, g.number))
@@ -59,7 +59,7 @@ def client():
 
 
 def test_cluster_plays_the_same_games_as_the_local_pool(tmp_path, client):
-    from arena import cluster
+    from arena.tournament import cluster
 
     path = write(tmp_path / "same.toml", games=4)
     pool = tmod.run(tmod.load(path), tmp_path / "pool", concurrency=2, progress=None)
@@ -86,7 +86,7 @@ def test_cluster_plays_the_same_games_as_the_local_pool(tmp_path, client):
 
 def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
     distributed = pytest.importorskip("distributed")
-    from arena import cluster
+    from arena.tournament import cluster
 
     tour = tmod.load(write(tmp_path / "kill.toml", games=8, bots=("a", "b", "c", "d"), per_task=4))
     db = tmp_path / "res" / "kill" / DB_NAME
@@ -123,7 +123,7 @@ def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
 
 
 def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
-    from arena import cluster
+    from arena.tournament import cluster
 
     dead = tmp_path / "dead.py"
     dead.write_text("import sys\nprint('no module named torch')\nsys.exit(1)\n")
@@ -187,7 +187,7 @@ def test_bad_cluster_values_are_one_line(tmp_path, value, why):
 
 def test_unreachable_scheduler_is_a_clear_error(tmp_path):
     pytest.importorskip("distributed")
-    from arena import cluster
+    from arena.tournament import cluster
 
     with pytest.raises(cluster.ClusterError, match="cannot reach a Dask scheduler"):
         with cluster.connect("tcp://127.0.0.1:9", connect_timeout_s=1.0):
@@ -212,9 +212,9 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
 def test_a_cancelled_match_stops_its_bots(tmp_path, client):
     """Dask cannot stop a running task: the match itself notices it was cancelled (an interrupted
     run, a client gone) and stops, rather than play on for nobody."""
-    from arena import cluster
-    from arena.clock import TimeControl
-    from arena.match import BotSpec, MatchSpec
+    from arena.match.clock import TimeControl
+    from arena.match.spec import BotSpec, MatchSpec
+    from arena.tournament import cluster
 
     pids = tmp_path / "pids"
     slow = ("sh", "-c", f"echo $$ >> {pids}; exec {sys.executable} {BROKEN} sleep 0.05")
@@ -243,7 +243,7 @@ def test_a_cancelled_match_stops_its_bots(tmp_path, client):
 def die_once(spec, parent_python, marks: Path = Path()):
     """A fake match task: the first attempt at each match kills its worker; later ones return the
     games of `spec` with seat 0 winning."""
-    from arena.records import GameRecord
+    from arena.match.records import GameRecord
 
     mark = marks / f"{spec.match_id}-{spec.game_numbers[0]}"
     if not mark.exists() or "always" in spec.match_id:
@@ -274,7 +274,7 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_pat
     import cloudpickle
     import dask
 
-    from arena import cluster
+    from arena.tournament import cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
     tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=("x", "always"), per_task=2))

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from arena import tournament as tmod
-from arena.clock import TimeControl
-from arena.launcher import LOG_NAME, resolve_command
-from arena.limits import Limits, pids_with_env, process_exists
-from arena.match import BotSpec, MatchSpec
-from arena.records import Forfeit
-from arena.referee import LOG_TAIL_CHARS, run_match
+from arena.match.clock import TimeControl
+from arena.match.launcher import LOG_NAME, resolve_command
+from arena.match.limits import Limits, pids_with_env, process_exists
+from arena.match.records import Forfeit
+from arena.match.referee import LOG_TAIL_CHARS, run_match
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament import runner as tmod
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -217,9 +217,9 @@ def test_no_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from arena.clock import TimeControl
-        from arena.match import BotSpec, MatchSpec
-        from arena.referee import run_match
+        from arena.match.clock import TimeControl
+        from arena.match.spec import BotSpec, MatchSpec
+        from arena.match.referee import run_match
         forker = BotSpec("forker", {broken("forker", 1).command!r})
         random = BotSpec("random", {RANDOM.command!r})
         spec = MatchSpec("k", "domineering", (forker, random), TimeControl(per_move=60.0), (0,),
@@ -259,7 +259,7 @@ def test_a_tournament_with_the_worst_bots_records_every_game(tmp_path):
     assert tour.limits == Limits(memory_mb=256)
     summary = tmod.run(tour, tmp_path / "results", concurrency=2, progress=None)
     assert summary.failures == [] and summary.stored == summary.planned == tour.total_games() == 12
-    from arena.store import DB_NAME, Store
+    from arena.tournament.store import DB_NAME, Store
     with Store(tour.results_dir(tmp_path / "results") / DB_NAME, create=False) as store:
         assert store.count() == 12
     assert wait_until_none_left() == []

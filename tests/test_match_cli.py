@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.records import GameRecord
+from arena.match.records import GameRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 

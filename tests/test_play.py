@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 import rules
-from arena.clock import TimeControl
-from arena.launcher import resolve_command
-from arena.match import BotSpec, MatchSpec
-from arena.movefile import MoveFileError, format_moves, parse_moves, read_move_file, resolve_move
-from arena.protocol import HELLO, MOVE, NEW_GAME, RESIGN, TURN, BotClient
-from arena.records import GameRecord
-from arena.referee import run_match
+from arena.match.clock import TimeControl
+from arena.match.launcher import resolve_command
+from arena.match.movefile import MoveFileError, format_moves, parse_moves, read_move_file, resolve_move
+from arena.match.protocol import HELLO, MOVE, NEW_GAME, RESIGN, TURN, BotClient
+from arena.match.records import GameRecord
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["-p", "rows=3", "-p", "cols=3"]
@@ -242,7 +242,7 @@ def test_replay_goes_forwards_and_backwards(terminal, tmp_path):
     game = rules.load("domineering", rows=3, cols=3)
     record = GameRecord("r-g0", "domineering", game.params, ["a", "b"], "1", start_moves=["1A"],
                         winner=1, reason="no legal move")
-    from arena.records import MoveRecord
+    from arena.match.records import MoveRecord
 
     record.moves = [MoveRecord(1, 1, "3A", 0.25, {"depth": 2, "score": 7, "pv": ["3A", "1C"]}),
                     MoveRecord(2, 0, "1C", 0.5, {})]

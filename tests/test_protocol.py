@@ -6,7 +6,7 @@ import time
 import msgpack
 import pytest
 
-from arena.protocol import (
+from arena.match.protocol import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
     BotClient,

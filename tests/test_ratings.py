@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from arena.ratings import expected_score, fit
+from arena.tournament.ratings import expected_score, fit
 
 # A small field with every kind of result; nobody wins or loses everything.
 RESULTS = (

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 import rules
-from arena.clock import TimeControl
-from arena.launcher import LOG_CAP_BYTES, resolve_command
-from arena.limits import Limits
-from arena.match import BotSpec, MatchSpec
-from arena.records import Forfeit, GameRecord
-from arena.referee import LOG_TAIL_CHARS, run_match
+from arena.match.clock import TimeControl
+from arena.match.launcher import LOG_CAP_BYTES, resolve_command
+from arena.match.limits import Limits
+from arena.match.records import Forfeit, GameRecord
+from arena.match.referee import LOG_TAIL_CHARS, run_match
+from arena.match.spec import BotSpec, MatchSpec
 
 HERE = Path(__file__).resolve().parent
 RANDOM = BotSpec("random", resolve_command("random"))
@@ -111,7 +111,7 @@ def test_a_crashed_bot_is_restarted_for_the_next_game():
 
 
 def test_a_late_answer_is_dropped_and_never_applied_to_a_later_turn(caplog):
-    caplog.set_level(logging.INFO, logger="arena.referee")
+    caplog.set_level(logging.INFO, logger="arena.match.referee")
     late = broken("late", 0.45)  # answers its first turn after 0.45 s: over 0.3 + 0.05
     keep = Limits(restart_on_forfeit=False)  # the same process answers late, then plays game 2
     records = run_match(match([late, RANDOM], games=2), limits=keep)

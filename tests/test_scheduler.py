@@ -6,7 +6,7 @@ from itertools import combinations
 
 import pytest
 
-from arena.scheduler import Pairing, round_robin
+from arena.tournament.formats import Pairing, round_robin
 
 
 @pytest.mark.parametrize("n", range(2, 10))

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from arena.records import GameRecord, MoveRecord
-from arena.standings import crosstable, crosstable_text, games_table, publish, report, standings
-from arena.store import DB_NAME, Store
+from arena.match.records import GameRecord, MoveRecord
+from arena.tournament.standings import crosstable, crosstable_text, games_table, publish, report, standings
+from arena.tournament.store import DB_NAME, Store
 
 
 def game(gid, seat0, seat1, winner, reason="no legal move", forfeit=None, scores=None, moves=3):
@@ -106,7 +106,7 @@ def test_score_difference_where_the_game_scores():
 
 
 def test_games_table_rows():
-    from arena.store import StoredGame
+    from arena.tournament.store import StoredGame
     rows = games_table([StoredGame("bob-vs-cat", 1, GAMES[5])]).iloc[0]
     assert rows["seat0"] == "cat" and rows["seat1"] == "bob"
     assert rows["result"] == "1-0" and rows["winner"] == "cat"

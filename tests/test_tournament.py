@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import tournament as tmod
-from arena.records import GameRecord, MoveRecord
-from arena.store import DB_NAME, Store, StoreError, fingerprint_change
+from arena.match.records import GameRecord, MoveRecord
+from arena.tournament import runner as tmod
+from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
@@ -43,7 +43,7 @@ def arena_cmd(*args: str) -> list[str]:
     if (ROOT / "arena" / "__main__.py").is_file() and (ROOT / "arena" / "cli.py").is_file() \
             and "tournament_cli" in (ROOT / "arena" / "cli.py").read_text():
         return [sys.executable, "-m", "arena", *args]
-    return [sys.executable, "-m", "arena.tournament_cli", *args]
+    return [sys.executable, "-m", "arena.cli.tournament", *args]
 
 
 def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -292,7 +292,7 @@ def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_pa
         seat = g["players"].index("crasher")
         assert g["forfeit"]["seat"] == seat and g["forfeit"]["reason"] == "crashed"
         assert g["winner"] == 1 - seat
-    from arena.standings import load, standings
+    from arena.tournament.standings import load, standings
     _, stored = load(tmp_path / "results" / "c")
     row = standings(stored).set_index("bot").loc["crasher"]
     assert row["forfeits"] == 4 and row["losses"] == 4 and row["forfeit reasons"] == "crashed 4"

@@ -35,7 +35,7 @@ import signal
 import sys
 import time
 
-from arena.protocol import BotClient
+from arena.match.protocol import BotClient
 
 
 def main() -> int:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import rules
-from arena import screen
-from arena.records import GameRecord
+from arena.match.records import GameRecord
+from arena.terminal import screen
 
 PROMPT = "Enter/n: next, p: previous, NUMBER: go to that ply, q: quit> "
 

@@ -15,7 +15,7 @@ and the marked processes it was told about, then exits.
 Not covered without cgroups: a child that leaves the process group *and* execs with a cleared
 environment; RLIMIT_NPROC counts every process of the user and is ignored for root (docs/limits.md).
 
-Run as a script (`python arena/limits.py`), this file is the watchdog: it imports only the standard
+Run as a script (`python arena/match/limits.py`), this file is the watchdog: it imports only the standard
 library and reads `pgid N` / `marker M` lines on stdin.
 """
 from __future__ import annotations

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.records import GameRecord
+from arena.match.records import GameRecord
 
 SCHEMA_VERSION = 1
 DB_NAME = "results.sqlite"

@@ -19,9 +19,9 @@ from typing import Any
 import pandas as pd
 from tabulate import tabulate
 
-from arena.ratings import DEFAULT_PRIOR_DRAWS, fit
-from arena.records import GameRecord
-from arena.store import DB_NAME, Store, StoredGame
+from arena.match.records import GameRecord
+from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
+from arena.tournament.store import DB_NAME, Store, StoredGame
 
 STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points", "score %", "elo", "elo ±",
                      "SB", "forfeits", "forfeit reasons"]

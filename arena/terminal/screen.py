@@ -5,8 +5,8 @@ import math
 from typing import Any
 
 import rules
-from arena.clock import TimeControl
-from arena.records import GameRecord, MoveRecord
+from arena.match.clock import TimeControl
+from arena.match.records import GameRecord, MoveRecord
 
 MAX_CANDIDATES = 8
 """How many of a bot's candidate moves are shown (best first)."""

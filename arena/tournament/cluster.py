@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena import tournament as tmod
-from arena.match import BotSpec, MatchSpec
-from arena.store import DB_NAME, Store
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament import runner as tmod
+from arena.tournament.store import DB_NAME, Store
 
 INSTALL_HINT = "pip install 'arena[dask]'"
 LOCAL_PREFIX = "local:"
@@ -139,7 +139,7 @@ def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list
 
     A task cancelled while it runs (the run was interrupted, or its client went away) stops at the
     next move instead of playing on for nobody: Dask itself cannot stop a running task."""
-    from arena.referee import run_match
+    from arena.match.referee import run_match
 
     cancelled = _cancel_check()
 
@@ -178,9 +178,9 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
     """On a worker: (bot name, why) for each bot that cannot start here or does not say hello
     within the start-up limit; ("", why) if the game itself does not load. Empty: all is well."""
     import rules
-    from arena.launcher import LaunchError, check_command
-    from arena.protocol import RefereeEndpoint
-    from arena.referee import STARTUP_TIMEOUT_S
+    from arena.match.launcher import LaunchError, check_command
+    from arena.match.protocol import RefereeEndpoint
+    from arena.match.referee import STARTUP_TIMEOUT_S
 
     timeout = STARTUP_TIMEOUT_S if startup_timeout_s is None else startup_timeout_s
     try:
@@ -215,8 +215,8 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
 def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
                  timeout_s: float) -> list[tuple[str, str]]:
     """Start `batch` at once, wait for each hello, say bye and stop them all: the problems seen."""
-    from arena.launcher import BotProcess
-    from arena.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
+    from arena.match.launcher import BotProcess
+    from arena.match.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
 
     problems: list[tuple[str, str]] = []
     tokens = {secrets.token_hex(16): bot for bot in batch}

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from arena.limits import MARKER_ENV, Limits, kill_marked, signal_group
-from arena.protocol import ENDPOINT_ENV, TOKEN_ENV
+from arena.match.limits import MARKER_ENV, Limits, kill_marked, signal_group
+from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV
 
 LOG_CAP_BYTES = 1 << 20
 """A bot's log file is cut back to its last half when it grows past this (bytes); the default of
@@ -25,7 +25,7 @@ LOG_CAP_BYTES = 1 << 20
 
 LOG_NAME = "bot.log"
 
-_PROJECT_ROOT = Path(__file__).resolve().parents[1]
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The directory holding the `arena`, `bots` and `rules` packages (put on the bots' PYTHONPATH)."""
 
 

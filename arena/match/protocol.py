@@ -4,7 +4,7 @@ This is the only module of arena that imports zmq and msgpack. The referee binds
 (`RefereeEndpoint`); each bot connects a DEALER (`BotClient`). Every message is one frame holding
 one msgpack map with a string `type`; docs/PROTOCOL.md describes every field.
 
-Wire traffic is logged at debug level on the "arena.protocol" logger as `>>` (sent) and `<<`
+Wire traffic is logged at debug level on the "arena.match.protocol" logger as `>>` (sent) and `<<`
 (received).
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import msgpack
 import zmq
 
-log = logging.getLogger("arena.protocol")
+log = logging.getLogger("arena.match.protocol")
 
 PROTOCOL_VERSION = 1
 

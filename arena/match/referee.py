@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import rules
-from arena.clock import TimeControl
-from arena.launcher import BotProcess
-from arena.limits import Limits, Watchdog, connection_owner, cpu_for
-from arena.match import BotSpec, MatchSpec
-from arena.protocol import (
+from arena.match.clock import TimeControl
+from arena.match.launcher import BotProcess
+from arena.match.limits import Limits, Watchdog, connection_owner, cpu_for
+from arena.match.protocol import (
     BYE,
     GAME_OVER,
     HELLO,
@@ -44,9 +43,10 @@ from arena.protocol import (
     RefereeEndpoint,
     decode_bot_message,
 )
-from arena.records import Forfeit, GameRecord, MoveRecord
+from arena.match.records import Forfeit, GameRecord, MoveRecord
+from arena.match.spec import BotSpec, MatchSpec
 
-log = logging.getLogger("arena.referee")
+log = logging.getLogger("arena.match.referee")
 
 STARTUP_TIMEOUT_S = 10.0
 """How long a (re)started bot has to connect and say hello (seconds)."""

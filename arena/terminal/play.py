@@ -17,12 +17,22 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 import rules
-from arena import screen
-from arena.match import MatchSpec
-from arena.movefile import resolve_move
-from arena.protocol import BYE, GAME_OVER, HELLO, MOVE, NEW_GAME, PROTOCOL_VERSION, RESIGN, TURN, BotClient
-from arena.records import GameRecord
-from arena.referee import run_match
+from arena.match.movefile import resolve_move
+from arena.match.protocol import (
+    BYE,
+    GAME_OVER,
+    HELLO,
+    MOVE,
+    NEW_GAME,
+    PROTOCOL_VERSION,
+    RESIGN,
+    TURN,
+    BotClient,
+)
+from arena.match.records import GameRecord
+from arena.match.referee import run_match
+from arena.match.spec import MatchSpec
+from arena.terminal import screen
 
 POLL_S = 0.05
 """How often the main thread looks at the referee's events and the people's sockets (seconds)."""

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import rules
-from arena import screen
 from arena.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, _bot_specs, _parse_params
-from arena.clock import TimeControl
-from arena.launcher import display_name, resolve_command
-from arena.match import BotSpec, MatchSpec
-from arena.movefile import read_move_file, save_record, write_move_file
-from arena.records import GameRecord
+from arena.match.clock import TimeControl
+from arena.match.launcher import display_name, resolve_command
+from arena.match.movefile import read_move_file, save_record, write_move_file
+from arena.match.records import GameRecord
+from arena.match.spec import BotSpec, MatchSpec
+from arena.terminal import screen
 
 UNLIMITED = TimeControl(per_move=math.inf)
 """A person's clock unless --time sets one."""
@@ -124,7 +124,7 @@ def _error(command: str, exc: BaseException) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     """`arena play`: one game with a person (or two) at this terminal."""
-    from arena.human import TerminalPlay
+    from arena.terminal.play import TerminalPlay
 
     try:
         game, start = _setup(args)
@@ -173,7 +173,7 @@ def _report(directory: Path, records: list[GameRecord]) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """`arena watch`: a bot game shown move by move, optionally one Enter at a time."""
-    from arena.referee import run_match
+    from arena.match.referee import run_match
 
     try:
         game, start = _setup(args)
@@ -221,7 +221,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _unfinished(record: GameRecord) -> str:
-    from arena.movefile import format_moves
+    from arena.match.movefile import format_moves
 
     return format_moves(record.game, record.move_list())
 
@@ -237,7 +237,7 @@ def _ask(prompt: str) -> str | None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """`arena replay`: step through a recorded game."""
-    from arena.replay import load_record, replay_states, step_through
+    from arena.terminal.replay import load_record, replay_states, step_through
 
     try:
         record = load_record(Path(args.record), args.game)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import rules
-from arena.records import GameRecord
+from arena.match.records import GameRecord
 
 
 class MoveFileError(ValueError):

@@ -1,6 +1,6 @@
 """The tournament commands of `arena`: tournament run, standings, publish, submit.
 
-arena/cli.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
+arena/cli/__init__.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
 the parsed arguments and returns the exit code: 0 done, 1 games left to play (run it again),
 2 bad input (the one-line message names it), 130 interrupted.
 """
@@ -12,8 +12,8 @@ import os
 import sys
 from pathlib import Path
 
-from arena import tournament as tmod
-from arena.store import DB_NAME, StoreError
+from arena.tournament import runner as tmod
+from arena.tournament.store import DB_NAME, StoreError
 
 EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 SUBMIT_GAMES = 2
@@ -70,7 +70,7 @@ def _guard(func):
     """Turn the errors of bad input into one line on stderr and exit code 2, never a traceback."""
 
     def wrapped(args: argparse.Namespace) -> int:
-        from arena.launcher import LaunchError
+        from arena.match.launcher import LaunchError
 
         try:
             return func(args)
@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.concurrency is not None and args.concurrency < 1:
         raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.cluster is not None:
-        from arena import cluster
+        from arena.tournament import cluster
 
         if args.concurrency is not None:
             raise CommandError("--concurrency is for the local pool; with --cluster the workers play "
@@ -135,7 +135,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
     if not args.quiet:
-        from arena.standings import report
+        from arena.tournament.standings import report
 
         print(report(out))
     missing = tour.total_games() - _stored(out)
@@ -154,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _stored(out: Path) -> int:
     if not (out / DB_NAME).is_file():
         return 0
-    from arena.store import Store
+    from arena.tournament.store import Store
 
     with Store(out / DB_NAME, create=False) as store:
         return store.count()
@@ -167,7 +167,7 @@ def _params(params: dict) -> str:
 @_guard
 def cmd_standings(args: argparse.Namespace) -> int:
     """arena standings TOURNAMENT"""
-    from arena.standings import report
+    from arena.tournament.standings import report
 
     print(report(results_dir_of(args.tournament, args.results), "github" if args.markdown else "simple"))
     return EXIT_OK
@@ -176,7 +176,7 @@ def cmd_standings(args: argparse.Namespace) -> int:
 @_guard
 def cmd_publish(args: argparse.Namespace) -> int:
     """arena publish TOURNAMENT"""
-    from arena.standings import publish
+    from arena.tournament.standings import publish
 
     out = results_dir_of(args.tournament, args.results)
     written = publish(out)
@@ -188,7 +188,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 @_guard
 def cmd_submit(args: argparse.Namespace) -> int:
     """arena submit TOURNAMENT NAME COMMAND..."""
-    from arena.launcher import resolve_command, shipped_bots
+    from arena.match.launcher import resolve_command, shipped_bots
 
     path = Path(args.tournament)
     tour = tmod.load(path, check_commands=False)
@@ -218,9 +218,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
 def check_bot(tour: tmod.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
     """Play `games` games of the tournament's game and clock against the random bot; None if the
     bot said hello and answered every turn with a legal move in time, else why not."""
-    from arena.launcher import resolve_command
-    from arena.match import BotSpec, MatchSpec
-    from arena.referee import run_match
+    from arena.match.launcher import resolve_command
+    from arena.match.referee import run_match
+    from arena.match.spec import BotSpec, MatchSpec
 
     opponent = f"{SUBMIT_OPPONENT}-opponent" if name == SUBMIT_OPPONENT else SUBMIT_OPPONENT
     spec = MatchSpec(
@@ -268,7 +268,7 @@ def append_bot(path: Path, name: str, command: str | list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m arena.tournament_cli ...`: the same commands without the rest of `arena`."""
+    """`python -m arena.cli.tournament ...`: the same commands without the rest of `arena`."""
     parser = argparse.ArgumentParser(prog="arena")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True

@@ -1,6 +1,9 @@
-"""`arena`: the command line. Each command registers itself with an `add_<command>_parser(subparsers)`
-function and sets `func` (parsed arguments -> exit code). Exit codes: 0 done, 2 bad input (one line
-naming it, never a traceback), 130 interrupted.
+"""`arena`: the command line, argument parsing only; each command hands over to its room
+(`arena.match`, `arena.tournament`, `arena.site`, `arena.terminal`). Nothing imports this package.
+
+Each command registers itself with an `add_<command>_parser(subparsers)` function and sets `func`
+(parsed arguments -> exit code). Exit codes: 0 done, 2 bad input (one line naming it, never a
+traceback), 130 interrupted.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
                                  [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
@@ -21,20 +24,20 @@ from pathlib import Path
 
 import rules
 from arena import __version__
-from arena.clock import DEFAULT_MARGIN_S, TimeControl
-from arena.launcher import display_name, resolve_command
-from arena.limits import Limits
-from arena.match import BotSpec, MatchSpec
-from arena.movefile import read_move_file, save_record, write_move_file
-from arena.records import GameRecord
-from arena.referee import run_match
-from arena.screen import result_text
+from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
+from arena.match.launcher import display_name, resolve_command
+from arena.match.limits import Limits
+from arena.match.movefile import read_move_file, save_record, write_move_file
+from arena.match.records import GameRecord
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+from arena.terminal.screen import result_text
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
 
 EXTRA_COMMANDS = [
-    ("arena.tournament_cli", "add_tournament_parsers"),  # tournament run, standings, publish, submit
-    ("arena.play_cli", "add_play_parsers"),  # play, watch, replay
+    ("arena.cli.tournament", "add_tournament_parsers"),  # tournament run, standings, publish, submit
+    ("arena.cli.play", "add_play_parsers"),  # play, watch, replay
 ]
 """Commands written in other modules: (module, function registering them); skipped if absent."""
 

@@ -5,8 +5,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.clock import TimeControl
-from arena.limits import Limits
+from arena.match.clock import TimeControl
+from arena.match.limits import Limits
 
 
 @dataclass(frozen=True)

@@ -49,12 +49,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.clock import TimeControl
-from arena.limits import Limits
-from arena.match import BotSpec, MatchSpec
-from arena.records import GameRecord
-from arena.scheduler import Pairing, round_robin
-from arena.store import DB_NAME, Store, StoreError, fingerprint_change
+from arena.match.clock import TimeControl
+from arena.match.limits import Limits
+from arena.match.records import GameRecord
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament.formats import Pairing, round_robin
+from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
 
 DEFAULT_GAMES_PER_PAIRING = 2
 DEFAULT_GAMES_PER_TASK = 10
@@ -157,7 +157,7 @@ def load(path: str | Path, check_commands: bool = True) -> Tournament:
 
 def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
     import rules
-    from arena.launcher import LaunchError, resolve_command
+    from arena.match.launcher import LaunchError, resolve_command
 
     def bad(key: str, why: str) -> TournamentError:
         return TournamentError(f"{path}: {key}: {why}")
@@ -282,7 +282,7 @@ def play_task(spec: MatchSpec) -> list[str]:
 
     In the default pool each game is also sent to the parent as soon as it ends, so that it is
     committed at once rather than when the whole task returns."""
-    from arena.referee import run_match
+    from arena.match.referee import run_match
 
     stream = _STREAM
 
