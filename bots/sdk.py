@@ -17,7 +17,9 @@ ARENA_ENDPOINT and ARENA_TOKEN. While `choose` runs these attributes are set: `g
 rules.Game), `game_id`, `seat`, `opponent`, `time_control` (the new_game message's `time` map),
 `ply`, `moves` (every move so far) and `legal` (the referee's list of legal moves, in canonical
 notation). An exception in `choose` does not lose the
-game by a crash: the SDK answers the first legal move and reports the error in `info["comment"]`.
+game by a crash: the SDK answers the first legal move, prints the traceback, and sends it (its last
+ERROR_MAX_CHARS characters) as `info["error"]`; the referee counts those moves in the game record's
+`errors`, and `arena submit` refuses a bot that had any.
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ from arena.match.protocol import (
     ProtocolError,
 )
 
+ERROR_MAX_CHARS = 2000
+"""How much of choose()'s traceback goes into `info["error"]` (its last characters)."""
 PARENT_CHECK_S = 1.0
 """How often a waiting bot checks that the referee that started it still runs (seconds)."""
 
@@ -159,9 +163,12 @@ class Bot:
                 reply["move"] = move
                 reply["info"] = info
         except Exception as exc:
-            traceback.print_exc()
+            trace = traceback.format_exc()
+            print(trace, file=sys.stderr, end="")
             reply["move"] = self.legal[0] if self.legal else ""
-            reply["info"] = {"comment": f"choose() raised {type(exc).__name__}: {exc}"[:500]}
+            reply["info"] = {"comment": f"choose() raised {type(exc).__name__}: {exc}"[:500],
+                             "error": trace if len(trace) <= ERROR_MAX_CHARS
+                             else "..." + trace[-ERROR_MAX_CHARS:]}
         return reply
 
     def _follow(self, message: dict[str, Any]) -> rules.State:

@@ -32,6 +32,13 @@ TOKEN_ENV = "ARENA_TOKEN"
 MAX_MESSAGE_BYTES = 1 << 20
 """Largest frame the referee accepts (bytes); a peer sending more is disconnected by ZeroMQ."""
 
+MAX_NESTING_DEPTH = 32
+"""Deepest nesting of maps and lists the referee accepts in a bot's message (the message itself is
+depth 1): a deeper one is malformed, checked before anything (JSON, repr, the record) recurses."""
+HELLO_MAX_BYTES = 4096
+"""Largest first frame of a connection (bytes): it must be a hello. A connection whose first frame
+is bigger, or not a valid hello with a known token, has every later frame dropped unread."""
+
 LINGER_MS = 0
 """Pending messages are dropped at close: a finished match never waits for a dead peer."""
 
@@ -117,9 +124,27 @@ def _check(message: dict[str, Any], schema: dict) -> dict[str, Any]:
     return message
 
 
+def nesting_depth_over(value: Any, limit: int) -> bool:
+    """True if `value` nests maps and lists deeper than `limit` levels (a scalar is depth 0, `{}`
+    depth 1). Iterative, so no depth of nesting can raise RecursionError here."""
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
 def decode_bot_message(frame: bytes) -> dict[str, Any]:
-    """A validated bot -> referee message (hello, move or resign); ProtocolError says what is wrong."""
-    return _check(_unpack(frame), _BOT_FIELDS)
+    """A validated bot -> referee message (hello, move or resign); ProtocolError says what is wrong,
+    including a message nested deeper than MAX_NESTING_DEPTH."""
+    message = _unpack(frame)
+    if nesting_depth_over(message, MAX_NESTING_DEPTH):
+        raise ProtocolError(f"{message['type']!r} message nested deeper than {MAX_NESTING_DEPTH} "
+                            "levels of maps and lists")
+    return _check(message, _BOT_FIELDS)
 
 
 def decode_referee_message(frame: bytes) -> dict[str, Any]:

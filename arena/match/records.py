@@ -16,6 +16,8 @@ class Forfeit(StrEnum):
     CRASHED = "crashed"
     NO_HELLO = "no_hello"
     RESIGNED = "resigned"
+    DOUBLE_FORFEIT = "double_forfeit"
+    """Neither bot could play (both failed to start, say): both score 0, no winner."""
 
 
 @dataclass
@@ -32,7 +34,10 @@ class MoveRecord:
 @dataclass
 class GameRecord:
     """A finished game. `players` are bot names by seat; `forfeit` is set when a bot broke the rules
-    of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}."""
+    of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}; when
+    neither bot could play, a double forfeit: {"seat": None, "reason": "double_forfeit", "detail":
+    str, "both": [{"seat", "reason", "detail"} for seats 0 and 1]}. `errors`: per seat, the number of
+    moves whose info carried an `error` (the bot's own exception, answered by the SDK's fallback)."""
 
     game_id: str
     game: str
@@ -48,6 +53,7 @@ class GameRecord:
     started_at: str = ""
     duration_s: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
+    errors: list[int] = field(default_factory=lambda: [0, 0])
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,11 +71,32 @@ class GameRecord:
     def from_json(cls, text: str) -> GameRecord:
         return cls.from_dict(json.loads(text))
 
+    def is_double_forfeit(self) -> bool:
+        """Neither bot could play: no winner and both score 0 (records before the reason existed
+        said "both bots failed" in the forfeit detail)."""
+        forfeit = self.forfeit or {}
+        return (forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT
+                or str(forfeit.get("detail", "")).startswith("both bots failed"))
+
+    def winner_seat(self) -> int | None:
+        """The seat that won, None for a draw or a double forfeit."""
+        return self.winner if self.winner in (0, 1) else None
+
     def points(self, seat: int) -> float:
-        """1 for a win, 0.5 for a draw, 0 for a loss, from `seat`'s side."""
-        if self.winner is None:
+        """1 for a win, 0.5 for a draw, 0 for a loss or a double forfeit, from `seat`'s side."""
+        if self.is_double_forfeit():
+            return 0.0
+        winner = self.winner_seat()
+        if winner is None:
             return 0.5
-        return 1.0 if self.winner == seat else 0.0
+        return 1.0 if winner == seat else 0.0
+
+    def result(self) -> str:
+        """The result as "1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit: the one place
+        that computes it (standings, screens and the command line call it)."""
+        if self.is_double_forfeit():
+            return "0-0"
+        return {0: "1-0", 1: "0-1"}.get(self.winner_seat(), "1/2-1/2")  # type: ignore[arg-type]
 
     def move_list(self) -> list[str]:
         """Every move from the initial position: the starting moves, then the ones played."""

@@ -27,12 +27,20 @@ Hostile modes (tests/test_hostile.py):
   spew         at its first turn writes 16 MB to stdout and 16 MB to stderr, then never answers
   abort        one legal move, then abort() (SIGABRT) at its second turn
   afterover    plays legal[0]; after each game_over sends a move for the finished game
+  deepinfo N   legal[0] with an info map nested N deep (default 900: a frame of about 2.7 KB)
+  syntax       dies of a real SyntaxError (a traceback on stderr, exit code 1) before hello
+  nohello      prints two lines and exits with code 2 before hello
+  mob N        plays legal[0]; meanwhile N other connections (never a hello) send 440 KB frames
+               without pause
+  killparent   at its first turn kills its parent (the referee's worker process) with SIGKILL,
+               unless the parent is the process named by ARENA_TEST_KEEP_PID
 """
 from __future__ import annotations
 
 import os
 import signal
 import sys
+import threading
 import time
 
 from arena.match.protocol import BotClient
@@ -44,6 +52,14 @@ def main() -> int:
     if mode == "silent":
         time.sleep(3600)
         return 0
+    if mode == "syntax":
+        exec(compile("def choose(self, state\n    return state.legal_moves()[0]\n", "mybot.py", "exec"))
+    if mode == "nohello":
+        print("loading weights from weights.bin", flush=True)
+        print("mybot: no such file: weights.bin", file=sys.stderr, flush=True)
+        return 2
+    if mode == "mob":
+        threading.Thread(target=mob, args=(os.environ["ARENA_ENDPOINT"], int(arg or 10)), daemon=True).start()
     if mode in ("wrongtoken", "onlywrong"):
         with BotClient(os.environ["ARENA_ENDPOINT"]) as intruder:
             for _ in range(1 if mode == "wrongtoken" else 100):
@@ -123,6 +139,14 @@ def main() -> int:
                 time.sleep(3600)
             elif mode == "abort" and turns == 2:
                 os.abort()
+            elif mode == "deepinfo":
+                info: dict = {}
+                for _ in range(int(arg or 900)):
+                    info = {"a": info}
+                reply["info"] = info
+            elif mode == "killparent" and str(os.getppid()) != os.environ.get("ARENA_TEST_KEEP_PID"):
+                os.kill(os.getppid(), signal.SIGKILL)
+                time.sleep(3600)
             client.send(reply)
 
 
@@ -136,6 +160,15 @@ def flood(client: BotClient, game_id: str) -> None:
         pause = start + (batch + 1) * 0.01 - time.monotonic()
         if pause > 0:
             time.sleep(pause)
+
+
+def mob(endpoint: str, count: int) -> None:
+    """`count` connections that never say hello, each sending 440 KB frames as fast as it can."""
+    frame = b"\x00" * (440 << 10)
+    clients = [BotClient(endpoint) for _ in range(count)]
+    while True:
+        for client in clients:
+            client.send_raw(frame)
 
 
 def fork_children(count: int) -> None:
