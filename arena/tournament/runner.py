@@ -23,8 +23,18 @@ The runner: the parent process opens the results database (arena.store), accepts
 file's fingerprint, builds a MatchSpec for every chunk of games not yet stored, runs them through a
 `concurrent.futures` executor (a ProcessPoolExecutor by default; any executor with `submit` works,
 e.g. a Dask client's), and commits each returned game in its own transaction. Only the parent
-writes the database. A task that is lost (killed worker, run interrupted) simply leaves its games
-missing: the next run plays them.
+writes the database. A task that is lost (run interrupted) simply leaves its games missing: the
+next run plays them.
+
+A match that kills its worker process (a bot that kills its parent, a referee bug that takes the
+process down): the tasks that were running when the pool broke become suspects and are replayed one
+at a time in a pool of one worker, where a death is unambiguous. The game being played when such a
+worker died (the first game of the task not stored) is charged one death; at
+WORKER_DEATHS_PER_GAME it is forfeited (`crashed`) by the bot that was to move, so the tournament
+completes. Whose move it was comes from the worker itself: in the default pool each worker streams
+a progress note after every move (the seat to move next) on the same queue as the finished games;
+before the first move of a game it is the seat to move in the start position. A note still in the
+dying worker's buffer may be lost: the bot is then the one to move a ply earlier.
 """
 from __future__ import annotations
 
@@ -46,12 +56,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from arena.match.clock import TimeControl
 from arena.match.limits import Limits
-from arena.match.records import GameRecord
+from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.formats import Pairing, round_robin
 from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
@@ -62,8 +73,9 @@ DEFAULT_GAMES_PER_TASK = 10
 (an interrupted run replays at most this many games per worker), large saves bot start-ups."""
 DEFAULT_RESULTS_ROOT = "results"
 LOCK_NAME = "run.lock"
-_POOL_RESTARTS = 2
-"""How many times a broken process pool (a worker killed) is rebuilt before giving up."""
+WORKER_DEATHS_PER_GAME = 2
+"""A game whose worker process died this many times while it ran alone is forfeited (`crashed`) by
+the bot that was to move."""
 _PARENT_POLL_S = 0.5
 _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
@@ -281,19 +293,65 @@ def play_task(spec: MatchSpec) -> list[str]:
     """Play `spec` (in a worker process) and return its game records as JSON strings.
 
     In the default pool each game is also sent to the parent as soon as it ends, so that it is
-    committed at once rather than when the whole task returns."""
+    committed at once rather than when the whole task returns; so are the task's start and, after
+    each move, the seat to move next (whose move it was if this process dies)."""
     from arena.match.referee import run_match
 
     stream = _STREAM
 
-    def on_game(record: GameRecord) -> None:
+    def put(item: Any) -> None:
         if stream is not None:
             try:
-                stream.put((spec.match_id, record.to_json()))
-            except Exception:  # the parent still gets the record in the returned list
+                stream.put((spec.match_id, item))
+            except Exception:  # the parent still gets the records in the returned list
                 pass
 
-    return [record.to_json() for record in run_match(spec, on_game=on_game)]
+    def on_move(record: GameRecord, move: Any, state: Any) -> None:
+        put(Turn(record.game_id, state.ply, state.seat))
+
+    put(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
+    return [record.to_json() for record in run_match(spec, on_game=lambda r: put(r.to_json()),
+                                                      on_move=on_move if stream is not None else None)]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A worker's progress note: in game `game_id`, `seat` is to move at `ply` (ply -1: the task
+    started, no move played yet)."""
+
+    game_id: str
+    ply: int
+    seat: int
+
+
+def seat_to_move(spec: MatchSpec, number: int, turn: Turn | None) -> tuple[int, int]:
+    """(ply, seat) to move in game `number` of `spec` at the last progress note `turn` of that game,
+    or at its start position when there is none."""
+    if turn is not None and turn.game_id == spec.game_id(number) and turn.ply >= 0:
+        return turn.ply, turn.seat
+    import rules
+    from arena.match.referee import replay
+
+    start = replay(rules.load(spec.game, **spec.params), spec.start_moves)
+    return start.ply, start.seat
+
+
+def worker_death_record(spec: MatchSpec, number: int, ply: int, seat: int, deaths: int) -> GameRecord:
+    """The record of game `number` of `spec` forfeited (`crashed`) by the bot to move at `ply`,
+    after its worker process died `deaths` times while playing it."""
+    import rules
+
+    players = spec.seats(number)
+    clocks = dict.fromkeys(str(b.time_control or spec.time_control) for b in players)
+    detail = (f"the worker process playing this game died {deaths} times; the last time at ply {ply}, "
+              f"with {players[seat].name} (seat {seat}) to move")
+    return GameRecord(
+        game_id=spec.game_id(number), game=spec.game, params=rules.load(spec.game, **spec.params).params,
+        players=[b.name for b in players], time_control=" / ".join(clocks),
+        start_moves=list(spec.start_moves), winner=1 - seat, reason=Forfeit.CRASHED.value,
+        forfeit={"seat": seat, "reason": Forfeit.CRASHED.value, "detail": detail},
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
 
 
 def _init_worker(parent_pid: int, stream: Any = None) -> None:
@@ -416,55 +474,91 @@ def run(
         bar = Progress(tournament.total_games(), summary.already, progress)
         bar.show()
         pending = list(specs)
-        restarts = 0
+        suspects: list[MatchSpec] = []  # tasks that were running when a pool broke
+        deaths: dict[str, int] = {}  # game id -> worker deaths while it ran alone
+        turns: dict[str, Turn] = {}  # game id -> the last progress note of the current round
         try:
-            while pending:
+            while pending or suspects:
                 own = executor is None
+                solo = own and bool(suspects)  # a suspect runs alone: a death is its own
+                batch = suspects if solo else pending
+                if solo:
+                    suspects = []
+                else:
+                    pending = []
+                turns.clear()
                 stream = multiprocessing.get_context("spawn").Queue() if own else None
-                pool = executor if executor is not None else _make_pool(concurrency, stream)
-                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
-                expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
-                pending = []
-                broken = False
+                pool = executor if executor is not None else _make_pool(1 if solo else concurrency, stream)
+                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
+                expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
+                lost: set[MatchSpec] = set()
                 clean = False
                 try:
                     running = set(futures)
                     while running:
                         done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
-                        _drain(stream, store, expected, summary, bar)
+                        _drain(stream, store, expected, summary, bar, turns)
                         for future in done:
                             spec = futures[future]
                             try:
                                 results = future.result()
                             except BrokenProcessPool:
-                                broken = True
-                                pending.append(spec)
+                                lost.add(spec)
                                 continue
                             except Exception as exc:  # the referee failed on this match: report, go on
                                 summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
                                                         f"{type(exc).__name__}: {exc}")
                                 continue
                             _store_results(store, spec, results, expected, summary, bar)
-                    _drain(stream, store, expected, summary, bar)
-                    clean = not broken
+                    _drain(stream, store, expected, summary, bar, turns)
+                    clean = not lost
                 finally:
                     if own:  # after an interrupt, do not wait for the matches still running
                         pool.shutdown(wait=clean, cancel_futures=True)
-                if broken:
-                    restarts += 1
-                    have = store.stored_numbers()
-                    pending = [dataclasses.replace(s, game_numbers=left) for s in pending
-                               if (left := tuple(n for n in s.game_numbers
-                                                 if n not in have.get(s.match_id, set())))]
-                    if restarts > _POOL_RESTARTS or not own:
-                        summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
-                                             for s in pending]
-                        pending = []
+                if not lost:
+                    continue
+                have = store.stored_numbers()
+                rests = {s: tuple(n for n in s.game_numbers if n not in have.get(s.match_id, set()))
+                         for s in batch if s in lost}
+                left = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items() if rest]
+                if not own:
+                    summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
+                                         for s in left]
+                elif not solo:  # which of the running tasks killed it is not known: each runs alone
+                    begun = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
+                             if rest and any(s.game_id(n) in turns for n in s.game_numbers)]
+                    suspects += begun or left
+                    pending += [s for s in left if s not in suspects]
+                else:  # alone in its pool, the first task not finished killed the worker
+                    culprit = next(iter(rests))
+                    pending += [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
+                                if rest and s is not culprit]
+                    if rests[culprit]:
+                        rest_of_culprit = dataclasses.replace(culprit, game_numbers=rests[culprit])
+                        suspects += _charge_death(store, rest_of_culprit, deaths, turns, summary, bar)
         except KeyboardInterrupt:
             summary.interrupted = True
         bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turns: dict[str, Turn],
+                  summary: RunSummary, bar: Progress) -> list[MatchSpec]:
+    """The worker running `spec` alone died during its first game: one more death for that game;
+    at WORKER_DEATHS_PER_GAME the bot to move forfeits it. Returns what of `spec` is still to play."""
+    number = spec.game_numbers[0]
+    game_id = spec.game_id(number)
+    deaths[game_id] = deaths.get(game_id, 0) + 1
+    if deaths[game_id] < WORKER_DEATHS_PER_GAME:
+        return [spec]
+    ply, seat = seat_to_move(spec, number, turns.get(game_id))
+    record = worker_death_record(spec, number, ply, seat, deaths[game_id])
+    if store.add_game(spec.match_id, number, record):
+        summary.stored += 1
+        bar.add(record)
+    rest = spec.game_numbers[1:]
+    return [dataclasses.replace(spec, game_numbers=rest)] if rest else []
 
 
 @contextlib.contextmanager
@@ -498,8 +592,8 @@ _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
 
 
 def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]], summary: RunSummary,
-           bar: Progress) -> None:
-    """Commit the games the workers streamed so far."""
+           bar: Progress, turns: dict[str, Turn] | None = None) -> None:
+    """Commit the games the workers streamed so far; keep their progress notes in `turns`."""
     if stream is None:
         return
     while True:
@@ -509,6 +603,10 @@ def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]]
             return
         except (OSError, ValueError, EOFError):  # a worker died while writing: its games come again
             return
+        if isinstance(item, Turn):
+            if turns is not None:
+                turns[item.game_id] = item
+            continue
         _store_one(store, item, expected, summary, bar, match_id)
 
 
