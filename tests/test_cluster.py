@@ -246,7 +246,7 @@ def die_once(spec, parent_python, marks: Path = Path()):
     from arena.match.records import GameRecord
 
     mark = marks / f"{spec.match_id}-{spec.game_numbers[0]}"
-    if not mark.exists() or "always" in spec.match_id:
+    if not mark.exists():
         mark.touch()
         os._exit(1)
     return [GameRecord(game_id=spec.game_id(n), game=spec.game, params=spec.params,
@@ -267,7 +267,7 @@ def within(timeout_s: float, run, client):
     return outcome["value"]
 
 
-def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_path):
+def test_a_match_that_keeps_killing_workers_is_resubmitted_then_forfeited_by_the_bot_to_move(tmp_path):
     distributed = pytest.importorskip("distributed")
     import functools
 
@@ -277,15 +277,20 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_given_up(tmp_pat
     from arena.tournament import cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
-    tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=("x", "always"), per_task=2))
+    killer = ("killer", [sys.executable, str(BROKEN), "killparent"])  # kills its worker at its turn
+    tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=(killer, "random"), per_task=2))
     task = functools.partial(die_once, marks=tmp_path)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=":0") as local, distributed.Client(local) as c:
-        summary = within(90, lambda: cluster.run(tour, tmp_path / "res", c, progress=None, task=task,
-                                                 check=False), c)
-        assert summary.stored == 0 and len(summary.failures) == 1
-        assert "x-vs-always games [0, 1]: workers died running it" in summary.failures[0]
+        summary = within(120, lambda: cluster.run(tour, tmp_path / "res", c, progress=None, check=False), c)
+        assert summary.stored == 2 and summary.failures == []
+        games = played(tmp_path / "res" / "die")
+        for number, seat in ((0, 0), (1, 1)):  # game 1: random moves first, the killer is to move
+            pairing, _, players, moves, winner, reason, forfeit = games[f"killer-vs-random-g{number}"]
+            assert players[seat] == "killer" and winner == 1 - seat and reason == "crashed"
+            assert forfeit["seat"] == seat and forfeit["reason"] == "crashed"
+            assert f"with killer (seat {seat}) to move" in forfeit["detail"], forfeit
         write(tmp_path / "die.toml", games=2, bots=("x", "y"), per_task=2)  # once per match
         ok = within(90, lambda: cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c,
                                             progress=None, task=task, check=False), c)

@@ -217,7 +217,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 def check_bot(tour: tmod.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
     """Play `games` games of the tournament's game and clock against the random bot; None if the
-    bot said hello and answered every turn with a legal move in time, else why not."""
+    bot said hello and answered every turn with a legal move in time without an error of its own
+    (an exception in choose() that the SDK answered for it), else why not, with the bot's own
+    error: the traceback it sent, or the last lines it printed."""
     from arena.match.launcher import resolve_command
     from arena.match.referee import run_match
     from arena.match.spec import BotSpec, MatchSpec
@@ -236,14 +238,31 @@ def check_bot(tour: tmod.Tournament, name: str, argv: tuple[str, ...], games: in
     if len(records) != games:
         return f"the check match ended after {len(records)} of {games} games"
     for record in records:
-        forfeit = record.forfeit
-        if forfeit and record.players[forfeit.get("seat", -1)] == name:
-            detail = f" ({forfeit.get('detail')})" if forfeit.get("detail") else ""
-            return (f"bot {name!r}: {forfeit.get('reason')} in game {record.game_id} after "
-                    f"{len(record.moves)} plies{detail}")
-        if not any(m.seat == record.players.index(name) for m in record.moves) and not record.forfeit:
+        seat = record.players.index(name)
+        forfeit = record.forfeit or {}
+        output = record.logs.get(str(seat), "").strip()
+        shown = f"\nits last output:\n{_last_lines(output)}" if output else ""
+        failed = [f for f in forfeit.get("both", [forfeit]) if f.get("seat") == seat]
+        if forfeit and (failed or forfeit.get("seat") == seat):
+            failure = failed[0] if failed else forfeit
+            detail = f" ({failure.get('detail')})" if failure.get("detail") else ""
+            return (f"bot {name!r}: {failure.get('reason')} in game {record.game_id} after "
+                    f"{len(record.moves)} plies{detail}{shown}")
+        errors = [m.info["error"] for m in record.moves
+                  if m.seat == seat and isinstance(m.info.get("error"), str)]
+        if errors or record.errors[seat]:
+            count = max(len(errors), record.errors[seat])
+            trace = errors[0].strip() if errors else "(not recorded)"
+            return (f"bot {name!r}: its choose() raised an exception on {count} of its moves in game "
+                    f"{record.game_id} (the SDK played the first legal move instead); the first:\n{trace}")
+        if not any(m.seat == seat for m in record.moves) and not record.forfeit:
             return f"bot {name!r} made no move in game {record.game_id} ({record.reason})"
     return None
+
+
+def _last_lines(text: str, lines: int = 15) -> str:
+    """The last `lines` lines of what a bot printed (its traceback, typically)."""
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def append_bot(path: Path, name: str, command: str | list[str]) -> None:

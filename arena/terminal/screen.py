@@ -75,6 +75,8 @@ def move_screen(record: GameRecord, move: MoveRecord, state: rules.State, info: 
 
 def result_text(record: GameRecord) -> str:
     """The result in words: who won, the score, and how it ended (a forfeit names its detail)."""
+    if record.forfeit is not None and record.forfeit.get("seat") not in (0, 1):
+        return f"no winner, both bots forfeit ({record.forfeit['reason']}: {record.forfeit['detail']})"
     if record.forfeit is not None:
         loser = record.players[record.forfeit["seat"]]
         if record.forfeit["reason"] == "resigned":

@@ -9,7 +9,11 @@ as its task completes, exactly as `tournament.run` does, so resume works the sam
   worker (a task that raised is retried `TASK_RETRIES` times). A task that killed
   `distributed.scheduler.allowed-failures` workers comes back as KilledWorker; the parent then
   rebuilds it from what is stored (only the games still missing) and submits it again, at most
-  `RESUBMITS` times. A game comes back once per task, and a game already stored is never stored
+  `RESUBMITS` times. After that, the bot that was to move in the game being played forfeits it
+  (`crashed`, arena.tournament.runner.worker_death_record) and the rest of the match is submitted
+  afresh, so the tournament completes. Whose move it was comes from the workers: after each move a
+  task logs the seat to move next as a scheduler event (topic `arena-progress:MATCH_ID`), which
+  outlives the worker. A game comes back once per task, and a game already stored is never stored
   again (the parent drops it; the store's UNIQUE key would refuse it anyway).
 - Before the first match, every worker present checks that it can start every bot: the command
   resolves there (program and script files exist) and the bot says hello within the referee's
@@ -55,7 +59,10 @@ CHECK_BATCH = 8
 TASK_RETRIES = 2
 """Dask retries of a match task that raised (the referee itself failing, not a bot forfeiting)."""
 RESUBMITS = 2
-"""Times the parent rebuilds and resubmits a match whose task killed too many workers."""
+"""Times the parent rebuilds and resubmits a match whose task killed too many workers; then the bot
+to move forfeits the game being played."""
+PROGRESS_TOPIC = "arena-progress:"
+"""Prefix of the scheduler event topic on which a match task logs, after each move, who is to move."""
 MAX_PROBLEMS_SHOWN = 10
 
 
@@ -142,13 +149,47 @@ def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list
     from arena.match.referee import run_match
 
     cancelled = _cancel_check()
+    log_event = _event_logger(PROGRESS_TOPIC + spec.match_id)
 
     def on_move(record: Any, move: Any, state: Any) -> None:
         if cancelled():
             raise MatchCancelled(f"{spec.match_id}: the task was cancelled during {record.game_id}")
+        log_event({"game_id": record.game_id, "ply": state.ply, "seat": state.seat})
 
     spec = dataclasses.replace(spec, bots=tuple(localize(b, parent_python) for b in spec.bots))
     return [record.to_json() for record in run_match(spec, on_move=on_move)]
+
+
+def _event_logger(topic: str) -> Callable[[dict[str, Any]], None]:
+    """A function logging a scheduler event on `topic` from this worker; does nothing outside a
+    Dask worker."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except Exception:
+        return lambda message: None
+
+    def log_event(message: dict[str, Any]) -> None:
+        try:
+            worker.log_event(topic, message)
+        except Exception:  # progress is a hint: the match goes on without it
+            pass
+
+    return log_event
+
+
+def _last_turn(client: Any, spec: MatchSpec, number: int) -> tmod.Turn | None:
+    """The last progress note the workers logged for game `number` of `spec`, if any."""
+    game_id = spec.game_id(number)
+    try:
+        events = client.get_events(PROGRESS_TOPIC + spec.match_id)
+    except Exception:
+        return None
+    for _, message in reversed(tuple(events)):
+        if isinstance(message, dict) and message.get("game_id") == game_id:
+            return tmod.Turn(game_id, int(message["ply"]), int(message["seat"]))
+    return None
 
 
 def _cancel_check() -> Callable[[], bool]:
@@ -378,15 +419,25 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
             spec, attempt = futures.pop(future)
             try:
                 results = future.result()
-            except distributed.KilledWorker as exc:
+            except distributed.KilledWorker:
                 left = _left(spec, expected)
-                if left and attempt < RESUBMITS:
+                if not left:
+                    continue
+                if attempt >= RESUBMITS:  # the bot to move forfeits the game being played
+                    number, attempt = left[0], -1
+                    ply, seat = tmod.seat_to_move(spec, number, _last_turn(client, spec, number))
+                    deaths = (RESUBMITS + 1) * (1 + _allowed_failures())
+                    del expected[spec.game_id(number)]
+                    record = tmod.worker_death_record(spec, number, ply, seat, deaths)
+                    if store.add_game(spec.match_id, number, record):
+                        summary.stored += 1
+                        bar.add(record)
+                    left = left[1:]
+                if left:
                     rebuilt = dataclasses.replace(spec, game_numbers=left)
                     for n in left:
                         expected[spec.game_id(n)] = (rebuilt, n)
                     submit(rebuilt, attempt + 1)
-                else:
-                    _give_up(spec, expected, summary, f"workers died running it ({_one_line(exc)})")
                 continue
             except Exception as exc:  # the referee failed on this match: report, go on
                 _give_up(spec, expected, summary, f"{type(exc).__name__}: {_one_line(exc)}")
@@ -395,6 +446,16 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
     finally:
         if futures:
             client.cancel(list(futures))
+
+
+def _allowed_failures() -> int:
+    """Workers a task may kill before the scheduler gives it up (KilledWorker)."""
+    try:
+        import dask
+
+        return int(dask.config.get("distributed.scheduler.allowed-failures"))
+    except Exception:
+        return 0
 
 
 def _give_up(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]], summary: tmod.RunSummary,

@@ -142,7 +142,8 @@ def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
             "result": "1/2-1/2" if w is None else ("1-0" if w == 0 else "0-1"),
             "winner": "" if w is None else r.players[w],
             "reason": r.reason,
-            "forfeit": f"{r.players[forfeit.get('seat', 0)]}: {forfeit.get('reason', '')}" if forfeit else "",
+            "forfeit": (f"{r.players[forfeit['seat']]}: {forfeit.get('reason', '')}"
+                        if forfeit.get("seat") in (0, 1) else forfeit.get("reason", "")),
             "plies": len(r.moves),
             "time0 s": round(used[0], 3), "time1 s": round(used[1], 3),
             "scores": "" if r.scores is None else "-".join(str(s) for s in r.scores),
