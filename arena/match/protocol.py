@@ -39,6 +39,13 @@ HELLO_MAX_BYTES = 4096
 """Largest first frame of a connection (bytes): it must be a hello. A connection whose first frame
 is bigger, or not a valid hello with a known token, has every later frame dropped unread."""
 
+RECEIVE_HWM = 64
+"""Messages ZeroMQ queues per incoming connection before it stops reading from it (back-pressure):
+with frames of at most MAX_MESSAGE_BYTES, what one connection can make the referee hold."""
+MAX_UNBOUND_PEERS = 4096
+"""Connections without a hello the endpoint remembers (to drop their later frames unread); the
+oldest is forgotten beyond this."""
+
 LINGER_MS = 0
 """Pending messages are dropped at close: a finished match never waits for a dead peer."""
 
@@ -164,6 +171,11 @@ class RefereeEndpoint:
     With `monitor` (the default) the socket's connections are watched: `accepted` and `dropped`
     collect the (host, port) of each peer connection opened and closed (ZeroMQ closes one that
     sends a frame over `max_message_bytes`); the owner takes them with `take_events()`.
+
+    A connection is unbound until the owner calls `bind(identity)` (after a valid hello): its first
+    frame is delivered only if it is at most HELLO_MAX_BYTES, and every later frame of an unbound
+    connection is dropped unread (counted in `unbound_dropped`), so connections that never say
+    hello cost the referee neither decoding nor memory.
     """
 
     def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES,
@@ -172,6 +184,7 @@ class RefereeEndpoint:
         self._socket = self._context.socket(zmq.ROUTER)
         self._socket.setsockopt(zmq.LINGER, LINGER_MS)
         self._socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        self._socket.setsockopt(zmq.RCVHWM, RECEIVE_HWM)
         self.port = self._socket.bind_to_random_port(f"tcp://{host}")
         self.endpoint = f"tcp://{host}:{self.port}"
         self._debug = log.isEnabledFor(logging.DEBUG)
@@ -180,11 +193,45 @@ class RefereeEndpoint:
         self._peers: dict[int, tuple[str, int]] = {}
         self.accepted: list[tuple[str, int]] = []
         self.dropped: list[tuple[str, int]] = []
+        self._bound: set[bytes] = set()
+        self._unbound: dict[bytes, None] = {}  # connections whose first frame came: insertion order
+        self.unbound_dropped = 0
+        """Frames of unbound connections dropped unread (over the hello size, or not the first)."""
         if monitor:
             self._monitor = self._socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
             self._poller = zmq.Poller()
             self._poller.register(self._socket, zmq.POLLIN)
             self._poller.register(self._monitor, zmq.POLLIN)
+
+    def bind(self, identity: bytes) -> None:
+        """`identity` said a valid hello: deliver all its frames from now on."""
+        self._bound.add(identity)
+        self._unbound.pop(identity, None)
+
+    def unbind(self, identity: bytes) -> None:
+        """Drop every later frame of `identity` unread (a bot that was stopped, say)."""
+        self._bound.discard(identity)
+        self._remember_unbound(identity)
+
+    def _remember_unbound(self, identity: bytes) -> None:
+        self._unbound[identity] = None
+        if len(self._unbound) > MAX_UNBOUND_PEERS:
+            del self._unbound[next(iter(self._unbound))]
+
+    def _admit(self, identity: bytes, size: int) -> bool:
+        """Whether a frame of `size` bytes from `identity` is delivered (see the class docstring)."""
+        if identity in self._bound:
+            return True
+        if identity in self._unbound:
+            self.unbound_dropped += 1
+            return False
+        self._remember_unbound(identity)
+        if size > HELLO_MAX_BYTES:
+            self.unbound_dropped += 1
+            log.info("first frame of %r dropped: %d bytes, over the %d-byte hello limit",
+                     identity, size, HELLO_MAX_BYTES)
+            return False
+        return True
 
     def take_events(self) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
         """The peers (host, port) connected and disconnected since the last call."""
@@ -225,11 +272,20 @@ class RefereeEndpoint:
 
         The frame is None when the peer sent a multi-frame message (invalid in v1).
         """
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = self._receive_one(deadline)
+            if got is not False:
+                return got  # type: ignore[return-value]
+            if time.monotonic() >= deadline:  # a stream of dropped frames never delays a timeout
+                return None
+
+    def _receive_one(self, deadline: float) -> tuple[bytes, bytes | None] | None | bool:
+        """One message by `deadline`, None on timeout, False for a frame dropped unread."""
         if self._poller is None:
-            if not self._socket.poll(_timeout_ms(timeout_s), zmq.POLLIN):
+            if not self._socket.poll(_timeout_ms(deadline - time.monotonic()), zmq.POLLIN):
                 return None
         else:  # connections opened and closed are noted on the way (see take_events)
-            deadline = time.monotonic() + timeout_s
             while True:
                 ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
                 if self._monitor in ready:
@@ -239,13 +295,16 @@ class RefereeEndpoint:
                 if time.monotonic() >= deadline:
                     return None
         try:
-            parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=True)
+            parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=False)
         except zmq.Again:
             return None
-        frame = parts[1] if len(parts) == 2 else None
+        identity = parts[0].bytes
+        if not self._admit(identity, sum(len(p) for p in parts[1:])):
+            return False
+        frame = parts[1].bytes if len(parts) == 2 else None
         if self._debug:
-            log.debug("<< %r %r", parts[0], frame if frame is None or len(frame) < 200 else frame[:200])
-        return parts[0], frame
+            log.debug("<< %r %r", identity, frame if frame is None or len(frame) < 200 else frame[:200])
+        return identity, frame
 
     def close(self) -> None:
         if self._monitor is not None:

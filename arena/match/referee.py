@@ -340,6 +340,7 @@ class _Referee:
                     return
                 bot.identity = identity
                 self.by_identity[identity] = bot
+                self.endpoint.bind(identity)
                 self._check_connections()
                 peers = [p for p, (b, process) in self.peers.items() if b is bot and process is bot.process]
                 bot.peer = peers[0] if len(peers) == 1 else None

@@ -30,7 +30,7 @@ Hostile modes (tests/test_hostile.py):
   deepinfo N   legal[0] with an info map nested N deep (default 900: a frame of about 2.7 KB)
   syntax       dies of a real SyntaxError (a traceback on stderr, exit code 1) before hello
   nohello      prints two lines and exits with code 2 before hello
-  mob N        plays legal[0]; meanwhile N other connections (never a hello) send 440 KB frames
+  mob N        plays legal[0]; meanwhile N other connections (never a hello) send 440 KB messages
                without pause
   killparent   at its first turn kills its parent (the referee's worker process) with SIGKILL,
                unless the parent is the process named by ARENA_TEST_KEEP_PID
@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 
-from arena.match.protocol import BotClient
+from arena.match.protocol import BotClient, encode
 
 
 def main() -> int:
@@ -163,8 +163,9 @@ def flood(client: BotClient, game_id: str) -> None:
 
 
 def mob(endpoint: str, count: int) -> None:
-    """`count` connections that never say hello, each sending 440 KB frames as fast as it can."""
-    frame = b"\x00" * (440 << 10)
+    """`count` connections that never say hello, each sending 440 KB frames (a valid message with a
+    list of 440,000 small integers, slow to decode) as fast as it can."""
+    frame = encode({"type": "move", "game_id": "g", "ply": 0, "move": "m", "pad": [0] * 440_000})
     clients = [BotClient(endpoint) for _ in range(count)]
     while True:
         for client in clients:
