@@ -31,10 +31,10 @@ process down): the tasks that were running when the pool broke become suspects a
 at a time in a pool of one worker, where a death is unambiguous. The game being played when such a
 worker died (the first game of the task not stored) is charged one death; at
 WORKER_DEATHS_PER_GAME it is forfeited (`crashed`) by the bot that was to move, so the tournament
-completes. Whose move it was comes from the worker itself: in the default pool each worker streams
-a progress note after every move (the seat to move next) on the same queue as the finished games;
-before the first move of a game it is the seat to move in the start position. A note still in the
-dying worker's buffer may be lost: the bot is then the one to move a ply earlier.
+completes. Whose move it was comes from the worker itself: each task keeps a progress note (Turn) in
+a file of its own, rewritten in place after every move with one synchronous write (no buffer a
+killed process could lose); before the first move of a game it is the seat to move in the start
+position.
 """
 from __future__ import annotations
 
@@ -48,7 +48,9 @@ import os
 import queue
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -287,37 +289,63 @@ def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_R
 
 _STREAM: Any = None
 """In a worker of the default pool: the queue on which each finished game goes to the parent."""
+_NOTES: Path | None = None
+"""In a worker of the default pool: the directory of the tasks' progress notes (see Turn)."""
+_NOTE_BYTES = 256
 
 
 def play_task(spec: MatchSpec) -> list[str]:
     """Play `spec` (in a worker process) and return its game records as JSON strings.
 
     In the default pool each game is also sent to the parent as soon as it ends, so that it is
-    committed at once rather than when the whole task returns; so are the task's start and, after
-    each move, the seat to move next (whose move it was if this process dies)."""
+    committed at once rather than when the whole task returns; and the task keeps a progress note
+    (Turn) for the parent: whose move it was if this process dies."""
     from arena.match.referee import run_match
 
     stream = _STREAM
 
-    def put(item: Any) -> None:
+    def on_game(record: GameRecord) -> None:
         if stream is not None:
             try:
-                stream.put((spec.match_id, item))
-            except Exception:  # the parent still gets the records in the returned list
+                stream.put((spec.match_id, record.to_json()))
+            except Exception:  # the parent still gets the record in the returned list
                 pass
 
-    def on_move(record: GameRecord, move: Any, state: Any) -> None:
-        put(Turn(record.game_id, state.ply, state.seat))
+    if _NOTES is None:
+        return [record.to_json() for record in run_match(spec, on_game=on_game)]
+    note = os.open(_note_path(_NOTES, spec), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        def write(turn: Turn) -> None:
+            os.pwrite(note, json.dumps(dataclasses.asdict(turn)).encode().ljust(_NOTE_BYTES), 0)
 
-    put(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
-    return [record.to_json() for record in run_match(spec, on_game=lambda r: put(r.to_json()),
-                                                      on_move=on_move if stream is not None else None)]
+        def on_move(record: GameRecord, move: Any, state: Any) -> None:
+            write(Turn(record.game_id, state.ply, state.seat))
+
+        write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
+        return [record.to_json() for record in run_match(spec, on_game=on_game, on_move=on_move)]
+    finally:
+        os.close(note)
+
+
+def _note_path(directory: Path, spec: MatchSpec) -> Path:
+    return directory / f"{spec.match_id}-{spec.game_numbers[0]}.turn"
+
+
+def read_note(directory: Path, spec: MatchSpec) -> Turn | None:
+    """The last progress note of the task `spec` in `directory`, None if it never started."""
+    try:
+        data = json.loads(_note_path(directory, spec).read_bytes().strip() or b"null")
+        return Turn(str(data["game_id"]), int(data["ply"]), int(data["seat"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
 
 
 @dataclass(frozen=True)
 class Turn:
-    """A worker's progress note: in game `game_id`, `seat` is to move at `ply` (ply -1: the task
-    started, no move played yet)."""
+    """A task's progress note: in game `game_id`, `seat` is to move at `ply` (ply -1: the task
+    started, no move played yet). In the default pool a worker keeps it in a file of its own,
+    rewritten in place after every move with one synchronous write, which outlives the worker
+    however it dies."""
 
     game_id: str
     ply: int
@@ -354,11 +382,12 @@ def worker_death_record(spec: MatchSpec, number: int, ply: int, seat: int, death
     )
 
 
-def _init_worker(parent_pid: int, stream: Any = None) -> None:
-    """Worker initializer: keep the stream, and if the parent dies (even by kill -9), interrupt the
-    running match so the referee stops its bots, then leave; the next run replays the lost games."""
-    global _STREAM
-    _STREAM = stream
+def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None) -> None:
+    """Worker initializer: keep the stream and the notes' directory, and if the parent dies (even by
+    kill -9), interrupt the running match so the referee stops its bots, then leave; the next run
+    replays the lost games."""
+    global _STREAM, _NOTES
+    _STREAM, _NOTES = stream, notes
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -476,7 +505,8 @@ def run(
         pending = list(specs)
         suspects: list[MatchSpec] = []  # tasks that were running when a pool broke
         deaths: dict[str, int] = {}  # game id -> worker deaths while it ran alone
-        turns: dict[str, Turn] = {}  # game id -> the last progress note of the current round
+        notes_root = Path(tempfile.mkdtemp(prefix="arena-notes-"))
+        rounds = 0
         try:
             while pending or suspects:
                 own = executor is None
@@ -486,9 +516,12 @@ def run(
                     suspects = []
                 else:
                     pending = []
-                turns.clear()
+                rounds += 1
+                notes = notes_root / str(rounds)
+                notes.mkdir()
                 stream = multiprocessing.get_context("spawn").Queue() if own else None
-                pool = executor if executor is not None else _make_pool(1 if solo else concurrency, stream)
+                workers = 1 if solo else concurrency
+                pool = executor if executor is not None else _make_pool(workers, stream, notes)
                 futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
                 expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
                 lost: set[MatchSpec] = set()
@@ -497,7 +530,7 @@ def run(
                     running = set(futures)
                     while running:
                         done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
-                        _drain(stream, store, expected, summary, bar, turns)
+                        _drain(stream, store, expected, summary, bar)
                         for future in done:
                             spec = futures[future]
                             try:
@@ -510,7 +543,7 @@ def run(
                                                         f"{type(exc).__name__}: {exc}")
                                 continue
                             _store_results(store, spec, results, expected, summary, bar)
-                    _drain(stream, store, expected, summary, bar, turns)
+                    _drain(stream, store, expected, summary, bar)
                     clean = not lost
                 finally:
                     if own:  # after an interrupt, do not wait for the matches still running
@@ -526,7 +559,7 @@ def run(
                                          for s in left]
                 elif not solo:  # which of the running tasks killed it is not known: each runs alone
                     begun = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
-                             if rest and any(s.game_id(n) in turns for n in s.game_numbers)]
+                             if rest and read_note(notes, s) is not None]
                     suspects += begun or left
                     pending += [s for s in left if s not in suspects]
                 else:  # alone in its pool, the first task not finished killed the worker
@@ -535,15 +568,18 @@ def run(
                                 if rest and s is not culprit]
                     if rests[culprit]:
                         rest_of_culprit = dataclasses.replace(culprit, game_numbers=rests[culprit])
-                        suspects += _charge_death(store, rest_of_culprit, deaths, turns, summary, bar)
+                        turn = read_note(notes, culprit)
+                        suspects += _charge_death(store, rest_of_culprit, deaths, turn, summary, bar)
         except KeyboardInterrupt:
             summary.interrupted = True
+        finally:
+            shutil.rmtree(notes_root, ignore_errors=True)
         bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
 
 
-def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turns: dict[str, Turn],
+def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: Turn | None,
                   summary: RunSummary, bar: Progress) -> list[MatchSpec]:
     """The worker running `spec` alone died during its first game: one more death for that game;
     at WORKER_DEATHS_PER_GAME the bot to move forfeits it. Returns what of `spec` is still to play."""
@@ -552,7 +588,7 @@ def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turns: 
     deaths[game_id] = deaths.get(game_id, 0) + 1
     if deaths[game_id] < WORKER_DEATHS_PER_GAME:
         return [spec]
-    ply, seat = seat_to_move(spec, number, turns.get(game_id))
+    ply, seat = seat_to_move(spec, number, turn)
     record = worker_death_record(spec, number, ply, seat, deaths[game_id])
     if store.add_game(spec.match_id, number, record):
         summary.stored += 1
@@ -583,17 +619,17 @@ def _exclusive(path: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _make_pool(concurrency: int, stream: Any = None) -> ProcessPoolExecutor:
+def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(os.getpid(), stream))
+                               initializer=_init_worker, initargs=(os.getpid(), stream, notes))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
 
 
 def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]], summary: RunSummary,
-           bar: Progress, turns: dict[str, Turn] | None = None) -> None:
-    """Commit the games the workers streamed so far; keep their progress notes in `turns`."""
+           bar: Progress) -> None:
+    """Commit the games the workers streamed so far."""
     if stream is None:
         return
     while True:
@@ -603,10 +639,6 @@ def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]]
             return
         except (OSError, ValueError, EOFError):  # a worker died while writing: its games come again
             return
-        if isinstance(item, Turn):
-            if turns is not None:
-                turns[item.game_id] = item
-            continue
         _store_one(store, item, expected, summary, bar, match_id)
 
 

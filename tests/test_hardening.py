@@ -1,0 +1,146 @@
+"""Hardening (issue 13), each with real bot processes: nothing a bot sends raises out of the referee
+(deep `info`), connections that never say hello cannot starve an honest bot nor grow the referee,
+the SDK reports choose()'s traceback and `arena submit` refuses such a bot showing it, a match that
+kills its worker process is forfeited by the bot to move, two bots that cannot start are a double
+forfeit whose records hold what they printed, and the issue's tournament of all of them completes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.match.clock import TimeControl
+from arena.match.launcher import resolve_command
+from arena.match.records import Forfeit, GameRecord
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament import runner as tmod
+from arena.tournament.store import DB_NAME, Store
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BROKEN = HERE / "bots" / "broken.py"
+RAISING = HERE / "bots" / "raising.py"
+RANDOM = BotSpec("random", resolve_command("random"))
+PARAMS = {"rows": 5, "cols": 5}
+FAST = TimeControl(per_move=0.3, margin=0.05)
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+RSS_GROWTH_MAX = 64 << 20
+"""How much the referee (this process) may grow while a mob of connections floods it (bytes)."""
+
+
+def broken(mode: str, *args: object) -> BotSpec:
+    return BotSpec(f"hostile-{mode}", (sys.executable, str(BROKEN), mode, *map(str, args)))
+
+
+def match(bots, games=1, time_control=FAST) -> MatchSpec:
+    return MatchSpec(match_id="hd", game="domineering", bots=tuple(bots), time_control=time_control,
+                     game_numbers=tuple(range(games)), params=PARAMS)
+
+
+def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=ENV, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+@pytest.fixture(autouse=True)
+def keep_this_process():
+    """The killparent bot never kills this process, should it ever be its parent."""
+    os.environ["ARENA_TEST_KEEP_PID"] = str(os.getpid())
+    yield
+    del os.environ["ARENA_TEST_KEEP_PID"]
+
+
+@pytest.mark.parametrize("depth", [500, 990])
+def test_a_deeply_nested_info_is_the_senders_malformed_message_forfeit(depth):
+    records = run_match(match([broken("deepinfo", depth), RANDOM], games=2))
+    for record in records:
+        seat = record.players.index("hostile-deepinfo")
+        assert record.forfeit == {"seat": seat, "reason": Forfeit.MALFORMED_MESSAGE.value,
+                                  "detail": "'move' message nested deeper than 32 levels of maps and lists"}
+        assert record.winner == 1 - seat
+        assert GameRecord.from_json(record.to_json()) == record  # nothing in it recurses too deep
+
+
+def test_arena_match_against_the_deep_info_bot_finishes_and_writes_its_records(tmp_path):
+    done = arena("match", "domineering", "random", f"{sys.executable} {BROKEN} deepinfo 500", "--games", "2",
+                 "--time", "0.5", "-p", "rows=5", "-p", "cols=5", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout and "RecursionError" not in done.stderr
+    assert done.stdout.count("malformed_message") == 2, done.stdout
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    records = [GameRecord.from_json(line) for line in (directory / "games.jsonl").read_text().splitlines()]
+    assert [r.reason for r in records] == ["malformed_message"] * 2
+
+
+def test_connections_that_never_say_hello_cannot_starve_an_honest_bot():
+    # Ten connections of the mob bot send 440 KB messages without pause and never say hello. Before,
+    # the honest bot timed out at its first move in every game and the referee grew by 800 MB.
+    honest = broken("sleep", 0.05)
+    start = rss_bytes()
+    records = run_match(match([broken("mob", 10), honest], games=2))
+    growth = rss_bytes() - start
+    for record in records:
+        assert record.forfeit is None, record.forfeit
+        seat = record.players.index(honest.name)
+        assert all(m.time_s < FAST.per_move for m in record.moves if m.seat == seat)
+    assert growth < RSS_GROWTH_MAX, growth
+
+
+def test_the_sdk_sends_the_traceback_of_choose_as_info_error():
+    record = run_match(match([BotSpec("raising", (sys.executable, str(RAISING))), RANDOM]))[0]
+    own = [m for m in record.moves if m.seat == 0]
+    assert own and record.forfeit is None
+    for move in own:
+        assert move.info["error"].startswith("Traceback (most recent call last):")
+        assert "return 1 // 0" in move.info["error"] and "ZeroDivisionError" in move.info["error"]
+
+
+def test_submit_refuses_a_bot_whose_choose_raises_and_shows_its_traceback(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('game = "domineering"\ntime = "0.5"\n[params]\nrows = 5\ncols = 5\n'
+                    '[[bots]]\nname = "a"\ncommand = "random"\n[[bots]]\nname = "b"\ncommand = "random"\n')
+    before = path.read_text()
+    done = arena("submit", "s.toml", "careless", sys.executable, str(RAISING), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "rejected" in done.stderr and "choose() raised" in done.stderr
+    assert "return 1 // 0" in done.stderr
+    assert "ZeroDivisionError: integer division or modulo by zero" in done.stderr
+    assert path.read_text() == before
+
+
+def test_a_match_that_kills_its_worker_is_forfeited_by_the_bot_to_move(tmp_path):
+    data = {"name": "killer", "game": "domineering", "time": "0.5", "games_per_pairing": 2,
+            "games_per_task": 2, "params": PARAMS,
+            "bots": [{"name": "killer", "command": [sys.executable, str(BROKEN), "killparent"]},
+                     {"name": "random", "command": "random"}, {"name": "random2", "command": "random"}]}
+    tour = tmod.from_dict(data, tmp_path / "killer.toml")
+    summary = tmod.run(tour, tmp_path / "results", concurrency=2, progress=None)
+    assert summary.failures == [] and summary.stored == summary.planned == 6
+    with Store(tour.results_dir(tmp_path / "results") / DB_NAME, create=False) as store:
+        records = {g.record.game_id: g.record for g in store.games()}
+    assert len(records) == 6
+    for opponent in ("random", "random2"):
+        for number, seat in ((0, 0), (1, 1)):  # in game 1 the opponent moves first
+            record = records[f"killer-vs-{opponent}-g{number}"]
+            assert record.players[seat] == "killer" and record.winner == 1 - seat
+            assert record.forfeit["seat"] == seat and record.forfeit["reason"] == "crashed"
+            assert f"died {tmod.WORKER_DEATHS_PER_GAME} times" in record.forfeit["detail"]
+            assert f"with killer (seat {seat}) to move" in record.forfeit["detail"]
+            assert record.points(seat) == 0.0 and record.points(1 - seat) == 1.0
+    innocent = [r for r in records.values() if "killer" not in r.players]
+    assert len(innocent) == 2 and all(r.forfeit is None for r in innocent)
+    json.dumps([r.to_dict() for r in records.values()])
