@@ -144,3 +144,96 @@ def test_a_match_that_kills_its_worker_is_forfeited_by_the_bot_to_move(tmp_path)
     innocent = [r for r in records.values() if "killer" not in r.players]
     assert len(innocent) == 2 and all(r.forfeit is None for r in innocent)
     json.dumps([r.to_dict() for r in records.values()])
+
+
+def test_what_a_bot_printed_before_its_hello_is_in_the_record_and_the_forfeit_detail():
+    records = run_match(match([broken("syntax"), RANDOM], games=2))
+    for record in records:
+        seat = record.players.index("hostile-syntax")
+        assert record.forfeit["seat"] == seat and record.forfeit["reason"] == "crashed"
+        detail = record.forfeit["detail"]
+        assert detail.startswith("exited with code 1 before saying hello; it printed:\n"), detail
+        assert detail.endswith("SyntaxError: '(' was never closed"), detail
+        assert 'File "mybot.py", line 1' in detail
+        assert "SyntaxError: '(' was never closed" in record.logs[str(seat)]
+        assert record.points(seat) == 0.0 and record.result() == ("0-1" if seat == 0 else "1-0")
+
+
+def test_two_bots_that_cannot_start_are_a_double_forfeit_and_score_nothing():
+    records = run_match(match([broken("syntax"), broken("nohello")], games=2))
+    for record in records:
+        dead = {name: record.players.index(name) for name in ("hostile-syntax", "hostile-nohello")}
+        assert record.winner is None and record.reason == "double_forfeit" == Forfeit.DOUBLE_FORFEIT
+        forfeit = record.forfeit
+        assert forfeit["seat"] is None and forfeit["reason"] == "double_forfeit"
+        assert [f["seat"] for f in forfeit["both"]] == [0, 1]
+        assert {f["reason"] for f in forfeit["both"]} == {"crashed"}
+        syntax, nohello = forfeit["both"][dead["hostile-syntax"]], forfeit["both"][dead["hostile-nohello"]]
+        assert syntax["detail"].endswith("SyntaxError: '(' was never closed")
+        assert nohello["detail"] == ("exited with code 2 before saying hello; it printed:\n"
+                                     "loading weights from weights.bin\nmybot: no such file: weights.bin")
+        both = "; ".join(f"seat {f['seat']} crashed: {f['detail']}" for f in forfeit["both"])
+        assert forfeit["detail"] == both
+        assert record.result() == "0-0" and record.points(0) == record.points(1) == 0.0
+        assert "SyntaxError" in record.logs[str(dead["hostile-syntax"])]
+        assert "no such file: weights.bin" in record.logs[str(dead["hostile-nohello"])]
+        assert GameRecord.from_json(record.to_json()) == record
+
+
+def test_arena_match_shows_what_a_bot_printed_before_its_hello(tmp_path):
+    done = arena("match", "domineering", "random", f"{sys.executable} {BROKEN} nohello", "--games", "1",
+                 "--time", "0.5", "-p", "rows=5", "-p", "cols=5", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "exited with code 2 before saying hello; it printed:" in done.stdout, done.stdout
+    assert "mybot: no such file: weights.bin" in done.stdout
+
+
+def test_the_referee_counts_the_moves_with_an_error_in_the_record():
+    records = run_match(match([BotSpec("raising", (sys.executable, str(RAISING))), RANDOM], games=2))
+    for record in records:
+        seat = record.players.index("raising")
+        own = [m for m in record.moves if m.seat == seat]
+        assert own and record.errors[seat] == len(own) and record.errors[1 - seat] == 0
+    old = json.loads(records[0].to_json())
+    del old["errors"]  # a record written before the field existed
+    assert GameRecord.from_dict(old).errors == [0, 0]
+
+
+def test_submit_refuses_a_bot_that_dies_before_its_hello_showing_what_it_printed(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('game = "domineering"\ntime = "0.5"\n[params]\nrows = 5\ncols = 5\n'
+                    '[[bots]]\nname = "a"\ncommand = "random"\n[[bots]]\nname = "b"\ncommand = "random"\n')
+    done = arena("submit", "s.toml", "typo", sys.executable, str(BROKEN), "syntax", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "rejected: bot 'typo': crashed" in done.stderr
+    assert "SyntaxError: '(' was never closed" in done.stderr
+
+
+def test_the_issues_tournament_of_broken_bots_completes_with_every_game_stored(tmp_path):
+    # A bot whose info is nested 990 deep, two bots that exit before their hello, and random.
+    bots = {"deep": f"{sys.executable} {BROKEN} deepinfo 990", "typo": f"{sys.executable} {BROKEN} syntax",
+            "noweights": f"{sys.executable} {BROKEN} nohello", "random": "random"}
+    lines = ['game = "domineering"', 'time = "0.5"', "games_per_pairing = 2",
+             "[params]", "rows = 5", "cols = 5"]
+    lines += [f'[[bots]]\nname = "{name}"\ncommand = {json.dumps(command)}' for name, command in bots.items()]
+    (tmp_path / "broken.toml").write_text("\n".join(lines) + "\n")
+    done = arena("tournament", "run", "broken.toml", "-j", "2", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    with Store(tmp_path / "results" / "broken" / DB_NAME, create=False) as store:
+        records = [g.record for g in store.games()]
+    assert len(records) == 12  # 6 pairings, 2 games each
+    points = dict.fromkeys(bots, 0.0)
+    for record in records:
+        for seat, name in enumerate(record.players):
+            points[name] += record.points(seat)
+        if set(record.players) == {"typo", "noweights"}:
+            assert record.reason == "double_forfeit" and record.result() == "0-0"
+            typo, noweights = record.players.index("typo"), record.players.index("noweights")
+            assert "SyntaxError: '(' was never closed" in record.logs[str(typo)]
+            assert "mybot: no such file: weights.bin" in record.logs[str(noweights)]
+        elif "deep" in record.players and "random" in record.players:
+            assert record.forfeit["reason"] == "malformed_message"
+            assert record.players[record.forfeit["seat"]] == "deep"
+    assert points["typo"] == points["noweights"] == 0.0
+    assert points["deep"] == 4.0 and points["random"] == 6.0  # deep beats the two that cannot start

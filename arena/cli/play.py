@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
-import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import rules
-from arena.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, _bot_specs, _parse_params
+from arena.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    bot_specs,
+    error,
+    new_run_dir,
+    parse_clock,
+    parse_params,
+)
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
 from arena.match.movefile import read_move_file, save_record, write_move_file
@@ -84,32 +89,10 @@ def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_replay)
 
 
-def _clock(text: str | None, default: TimeControl) -> TimeControl:
-    if text is None:
-        return default
-    clock = TimeControl.parse(text)
-    if not all(math.isfinite(v) for v in (clock.per_move or 0, clock.base or 0, clock.increment)):
-        raise ValueError(f"bad time control {text!r}: the seconds must be finite")
-    return clock
-
-
 def _setup(args: argparse.Namespace) -> tuple[rules.Game, tuple[str, ...]]:
-    game = rules.load(args.game, **_parse_params(args.param))
+    game = rules.load(args.game, **parse_params(args.param))
     start = read_move_file(args.from_file, game) if args.from_file else ()
     return game, start
-
-
-def _game_dir(out: Path, mode: str, game: str, names: list[str]) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{game}-{names[0]}-vs-{names[1]}-{stamp}")
-    (out / mode).mkdir(parents=True, exist_ok=True)
-    for suffix in [""] + [f"-{i}" for i in range(2, 1000)]:
-        try:
-            (out / mode / (base + suffix)).mkdir()
-        except FileExistsError:
-            continue
-        return out / mode / (base + suffix)
-    raise ValueError(f"cannot make a new directory under {out / mode}")
 
 
 def _save(directory: Path, record: GameRecord) -> None:
@@ -118,8 +101,7 @@ def _save(directory: Path, record: GameRecord) -> None:
 
 
 def _error(command: str, exc: BaseException) -> int:
-    print(f"arena {command}: error: {exc}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return error(f"arena {command}", exc)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
@@ -128,7 +110,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     try:
         game, start = _setup(args)
-        mine = _clock(args.time, UNLIMITED)
+        mine = parse_clock(args.time, UNLIMITED)
         name = args.name.strip() or "human"
         if args.bot is None:
             people = [BotSpec(f"{name}-1", (), external=True, time_control=mine),
@@ -139,8 +121,8 @@ def cmd_play(args: argparse.Namespace) -> int:
             bot = BotSpec(bot_name if bot_name != name else f"{bot_name}-bot", resolve_command(args.bot))
             person = BotSpec(name, (), external=True, time_control=mine)
             bots = [person, bot] if args.seat == 0 else [bot, person]
-        bot_clock = _clock(args.bot_time, TimeControl.for_game(args.game))
-        directory = _game_dir(Path(args.out), "play", args.game, [b.name for b in bots])
+        bot_clock = parse_clock(args.bot_time, TimeControl.for_game(args.game))
+        directory = new_run_dir(Path(args.out) / "play", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("play", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=(bots[0], bots[1]), time_control=bot_clock,
@@ -177,18 +159,16 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     try:
         game, start = _setup(args)
-        clock = _clock(args.time, TimeControl.for_game(args.game))
-        bots = _bot_specs(args.bot_a, args.bot_b)
-        directory = _game_dir(Path(args.out), "watch", args.game, [b.name for b in bots])
+        clock = parse_clock(args.time, TimeControl.for_game(args.game))
+        bots = bot_specs(args.bot_a, args.bot_b)
+        directory = new_run_dir(Path(args.out) / "watch", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("watch", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=bots, time_control=clock,
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
     print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
           f"(seat 1), {screen.describe_clock(clock)}")
-    state = game.start()
-    for move in start:
-        state = state.play(move)
+    state = game.replay(start)
     print(state.render(highlight=start[-1] if start else None) + "\n", flush=True)
     stepping = [args.step]
     seen: list[GameRecord] = []
