@@ -25,17 +25,13 @@ from arena.cli.common import (
 )
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
-from arena.match.movefile import read_move_file, save_record, write_move_file
+from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 from arena.terminal import screen
 
 UNLIMITED = TimeControl(per_move=math.inf)
 """A person's clock unless --time sets one."""
-
-
-class _Stop(Exception):
-    """The watcher typed q: stop the match."""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -95,11 +91,6 @@ def _setup(args: argparse.Namespace) -> tuple[rules.Game, tuple[str, ...]]:
     return game, start
 
 
-def _save(directory: Path, record: GameRecord) -> None:
-    save_record(directory, 0, record)
-    write_move_file(directory / "g0.txt", record)
-
-
 def _error(command: str, exc: BaseException) -> int:
     return error(f"arena {command}", exc)
 
@@ -107,6 +98,7 @@ def _error(command: str, exc: BaseException) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     """`arena play`: one game with a person (or two) at this terminal."""
     from arena.terminal.play import TerminalPlay
+    from arena.terminal.watch import save_game
 
     try:
         game, start = _setup(args)
@@ -130,7 +122,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     clocks = ", ".join(f"{b.name} {screen.describe_clock(b.time_control or bot_clock)}" for b in bots)
     print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
           f"(seat 1); clocks: {clocks}")
-    session = TerminalPlay(spec, on_game=lambda record: _save(directory, record))
+    session = TerminalPlay(spec, on_game=lambda record: save_game(directory, record))
     try:
         records = session.run()
     except KeyboardInterrupt:
@@ -155,7 +147,7 @@ def _report(directory: Path, records: list[GameRecord]) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """`arena watch`: a bot game shown move by move, optionally one Enter at a time."""
-    from arena.match.referee import run_match
+    from arena.terminal.watch import Watch
 
     try:
         game, start = _setup(args)
@@ -168,42 +160,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
     print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
           f"(seat 1), {screen.describe_clock(clock)}")
-    state = game.replay(start)
-    print(state.render(highlight=start[-1] if start else None) + "\n", flush=True)
-    stepping = [args.step]
-    seen: list[GameRecord] = []
-
-    def on_move(record: GameRecord, move: Any, state: rules.State) -> None:
-        seen[:] = [record]
-        print(screen.move_screen(record, move, state), flush=True)
-        if stepping[0] and state.outcome is None:
-            answer = _ask("Enter: next move, c: play to the end, q: quit> ")
-            if answer is None or answer == "c":
-                stepping[0] = False
-            elif answer == "q":
-                raise _Stop
-
     try:
-        run_match(spec, on_game=lambda record: _save(directory, record), on_move=on_move)
-    except (_Stop, KeyboardInterrupt) as exc:
-        if seen:
-            path = directory / "g0.txt"
-            path.write_text("// unfinished\n" * (args.game != "santorini")
-                            + _unfinished(seen[0]), encoding="utf-8")
-            print(f"stopped; the moves so far: {path}")
-        return EXIT_OK if isinstance(exc, _Stop) else EXIT_INTERRUPTED
+        record = Watch(spec, game, directory, args.step, _ask).run()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     except ValueError as exc:
         return _error("watch", exc)
-    record = GameRecord.from_json((directory / "g0.json").read_text())
-    print(f"game over: {screen.result_text(record)}")
-    _report(directory, [record])
+    if record is not None:
+        _report(directory, [record])
     return EXIT_OK
-
-
-def _unfinished(record: GameRecord) -> str:
-    from arena.match.movefile import format_moves
-
-    return format_moves(record.game, record.move_list())
 
 
 def _ask(prompt: str) -> str | None:
