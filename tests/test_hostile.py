@@ -129,10 +129,11 @@ def test_the_referee_memory_is_measured_first(rss_at_start):
         (broken("spew"), None, Forfeit.TIMEOUT, "no move for ply"),
         (broken("crash"), None, Forfeit.CRASHED, "exited with code 3"),
         (broken("abort"), None, Forfeit.CRASHED, "killed by SIGABRT"),
+        (broken("deepinfo", 990), None, Forfeit.MALFORMED_MESSAGE, "nested deeper than 32 levels"),
     ],
     ids=["wrong-token-only", "10k-messages-a-second", "100MB-message", "another-game-or-ply",
          "memory-hog", "busy-loop", "cpu-limit", "forks-children", "megabytes-of-output", "exits",
-         "aborts"],
+         "aborts", "info-nested-990-deep"],
 )
 def test_each_hostile_bot_forfeits_and_its_processes_are_gone(bot, limits, reason, detail, tmp_path):
     # Time to reach a limit, or to build and send 100 MB on a loaded machine: those forfeits come

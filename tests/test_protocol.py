@@ -7,7 +7,9 @@ import msgpack
 import pytest
 
 from arena.match.protocol import (
+    HELLO_MAX_BYTES,
     MAX_MESSAGE_BYTES,
+    MAX_NESTING_DEPTH,
     PROTOCOL_VERSION,
     BotClient,
     ProtocolError,
@@ -15,6 +17,7 @@ from arena.match.protocol import (
     decode_bot_message,
     decode_referee_message,
     encode,
+    nesting_depth_over,
 )
 
 HELLO = {"type": "hello", "token": "t0k", "name": "me", "protocol": 1}
@@ -124,3 +127,39 @@ def test_oversize_message_is_never_delivered():
         client.send_raw(b"\x00" * (MAX_MESSAGE_BYTES + 1))
         got = endpoint.receive(0.5)
         assert got is None or len(got[1] or b"") <= MAX_MESSAGE_BYTES
+
+
+def test_a_connection_is_heard_only_if_its_first_frame_is_a_small_message_until_it_is_bound():
+    with RefereeEndpoint() as endpoint, BotClient(endpoint.endpoint) as big, \
+            BotClient(endpoint.endpoint) as small:
+        big.send_raw(b"\x00" * (HELLO_MAX_BYTES + 1))  # too big for a first frame: never heard again
+        big.send(HELLO)
+        assert endpoint.receive(0.5) is None
+        small.send(HELLO)
+        identity, frame = endpoint.receive(5.0)
+        assert decode_bot_message(frame) == HELLO
+        small.send(HELLO)  # a second frame before the referee bound it: dropped unread
+        assert endpoint.receive(0.5) is None
+        assert endpoint.unbound_dropped == 3
+        endpoint.bind(identity)
+        small.send_raw(b"\x00" * (HELLO_MAX_BYTES + 1))  # bound: every frame up to the limit
+        assert endpoint.receive(5.0) == (identity, b"\x00" * (HELLO_MAX_BYTES + 1))
+        endpoint.unbind(identity)
+        small.send(HELLO)
+        assert endpoint.receive(0.5) is None and endpoint.unbound_dropped == 4
+
+
+def test_nesting_is_measured_without_recursion():
+    deep: dict = {}
+    for _ in range(100_000):  # far deeper than any recursive walk could go
+        deep = {"a": [deep]}
+    assert nesting_depth_over(deep, MAX_NESTING_DEPTH)
+    assert not nesting_depth_over({"a": [1, {"b": []}]}, 4) and nesting_depth_over({"a": [1, {"b": []}]}, 3)
+    assert not nesting_depth_over("scalar", 0)
+    nested: list = []
+    for _ in range(MAX_NESTING_DEPTH - 2):
+        nested = [nested]
+    assert decode_bot_message(encode({**HELLO, "extra": nested}))["extra"] == nested  # 32 levels
+    frame = encode({**HELLO, "extra": [nested]})  # 33
+    with pytest.raises(ProtocolError, match="nested deeper than 32 levels"):
+        decode_bot_message(frame)
