@@ -220,6 +220,8 @@ def test_the_issues_tournament_of_broken_bots_completes_with_every_game_stored(t
     done = arena("tournament", "run", "broken.toml", "-j", "2", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
+    final = [line for line in done.stderr.splitlines() if "12/12 games (" in line][-1]
+    assert "draws 0, forfeits 12)" in final, final  # every game a forfeit; a double one is no draw
     with Store(tmp_path / "results" / "broken" / DB_NAME, create=False) as store:
         records = [g.record for g in store.games()]
     assert len(records) == 12  # 6 pairings, 2 games each

@@ -232,8 +232,9 @@ class Progress:
 
     def add(self, record: GameRecord) -> None:
         self.done += 1
-        key = {0: "seat 0 wins", 1: "seat 1 wins"}.get(record.winner, "draws")  # type: ignore[arg-type]
-        self.counts[key] += 1
+        if not record.is_double_forfeit():  # nobody won, and it was no draw: only a forfeit
+            key = {0: "seat 0 wins", 1: "seat 1 wins"}.get(record.winner_seat(), "draws")  # type: ignore[arg-type]
+            self.counts[key] += 1
         if record.forfeit:
             self.counts["forfeits"] += 1
         self.show()
