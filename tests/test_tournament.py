@@ -226,8 +226,18 @@ def test_small_round_robin_finishes(tmp_path):
         a, b = pairing.split("-vs-")
         assert data["players"] == ([a, b] if number % 2 == 0 else [b, a])
         assert data["moves"] and data["winner"] in (0, 1)
+    assert "domineering (rows=5, cols=5, first=vertical)" in done.stderr  # the game's order, not a dict
     shown = arena("standings", "rr.toml", cwd=tmp_path)
     assert shown.returncode == 0 and "6/6 games played" in shown.stdout
+    assert "domineering (rows=5, cols=5, first=vertical)" in shown.stdout
+    # a rerun with nothing to play says so, with no progress bar and no "played in 0.0 s"
+    again = arena("tournament", "run", "rr.toml", "--concurrency", "999", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "all 6 games are already stored" in again.stderr
+    assert "played in" not in again.stderr and "[#" not in again.stderr
+    assert "rank" in again.stdout  # the standings are still shown
+    # more workers than cores: the clocks are no longer fair, and the run says so
+    assert "--concurrency 999 is more than the" in again.stderr and "no longer fair" in again.stderr
     published = arena("publish", "rr", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     out = tmp_path / "results" / "rr"

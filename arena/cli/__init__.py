@@ -30,8 +30,8 @@ from arena.match.limits import Limits
 from arena.match.movefile import read_move_file, save_record, write_move_file
 from arena.match.records import GameRecord
 from arena.match.referee import run_match
-from arena.match.spec import BotSpec, MatchSpec
-from arena.terminal.screen import result_text
+from arena.match.spec import BotSpec, MatchSpec, params_text
+from arena.terminal.screen import escape_controls, result_text
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
 
@@ -179,8 +179,10 @@ def cmd_match(args: argparse.Namespace) -> int:
         "time_control": str(spec.time_control), "margin_s": spec.time_control.margin,
         "seed": spec.seed, "games": total, "start_moves": list(spec.start_moves),
     }
-    say(f"{spec.game} {game.params}: {names[0]} vs {names[1]}, {total} game{'s' * (total > 1)}, "
-        f"{_describe_clock(spec.time_control)}, seed {spec.seed}")
+    params = params_text(spec.game, spec.params)
+    say(escape_controls(f"{spec.game}{f' ({params})' if params else ''}: {names[0]} vs {names[1]}, "
+                        f"{total} game{'s' * (total > 1)}, {_describe_clock(spec.time_control)}, "
+                        f"seed {spec.seed}"))
     say(f"records: {directory}")
     live = sys.stderr.isatty() and not args.quiet
 
@@ -200,9 +202,10 @@ def cmd_match(args: argparse.Namespace) -> int:
             points[name] += record.points(seat)
         if live:
             sys.stderr.write("\r\033[K")
-        say(f"game {len(done)}/{total}: {record.players[0]} vs {record.players[1]}: {result_text(record)}, "
+        say(escape_controls(
+            f"game {len(done)}/{total}: {record.players[0]} vs {record.players[1]}: {result_text(record)}, "
             f"{len(record.moves)} plies, {record.duration_s:.2f} s   "
-            f"[{names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}]")
+            f"[{names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}]"))
 
     try:
         run_match(spec, on_game=on_game, on_move=on_move if live else None)
@@ -214,7 +217,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         summary["played"] = len(done)
         summary["score"] = points
         (directory / "match.json").write_text(json.dumps(summary, indent=1))
-    print(f"score: {names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}")
+    print(escape_controls(f"score: {names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}"))
     return EXIT_OK
 
 

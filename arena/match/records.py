@@ -16,6 +16,12 @@ class Forfeit(StrEnum):
     CRASHED = "crashed"
     NO_HELLO = "no_hello"
     RESIGNED = "resigned"
+    DOUBLE_FORFEIT = "double_forfeit"
+    """Neither bot could play: `forfeit["seat"]` is None and `forfeit["both"]` holds each seat's reason."""
+
+
+RESULT_DOUBLE_FORFEIT = "0-0"
+"""`GameRecord.result()` of a double forfeit: both bots score 0."""
 
 
 @dataclass
@@ -32,7 +38,10 @@ class MoveRecord:
 @dataclass
 class GameRecord:
     """A finished game. `players` are bot names by seat; `forfeit` is set when a bot broke the rules
-    of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}."""
+    of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}; when
+    neither bot could play, {"seat": None, "reason": "double_forfeit", "detail": str, "both": [...]}.
+    `errors`: per seat, how many of its moves came with an error of the bot's own (the SDK's
+    fallback to the first legal move); records written before it existed read as [0, 0]."""
 
     game_id: str
     game: str
@@ -48,6 +57,7 @@ class GameRecord:
     started_at: str = ""
     duration_s: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
+    errors: list[int] = field(default_factory=lambda: [0, 0])
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,11 +75,37 @@ class GameRecord:
     def from_json(cls, text: str) -> GameRecord:
         return cls.from_dict(json.loads(text))
 
+    def is_double_forfeit(self) -> bool:
+        """Whether neither bot could play (both score 0, and the game counts for no rating)."""
+        return (self.reason == Forfeit.DOUBLE_FORFEIT
+                or bool(self.forfeit) and self.forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT)
+
+    def winner_seat(self) -> int | None:
+        """The winning seat, None for a draw or a double forfeit; a forfeit without `winner` set
+        goes to the opponent of the seat that forfeited. The one place that decides who won."""
+        if self.winner in (0, 1):
+            return self.winner
+        if self.is_double_forfeit():
+            return None
+        if self.forfeit and self.forfeit.get("seat") in (0, 1):
+            return 1 - self.forfeit["seat"]
+        return None
+
     def points(self, seat: int) -> float:
-        """1 for a win, 0.5 for a draw, 0 for a loss, from `seat`'s side."""
-        if self.winner is None:
+        """1 for a win, 0.5 for a draw, 0 for a loss or a double forfeit, from `seat`'s side."""
+        if self.is_double_forfeit():
+            return 0.0
+        winner = self.winner_seat()
+        if winner is None:
             return 0.5
-        return 1.0 if self.winner == seat else 0.0
+        return 1.0 if winner == seat else 0.0
+
+    def result(self) -> str:
+        """"1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit (seat 0's points first)."""
+        if self.is_double_forfeit():
+            return RESULT_DOUBLE_FORFEIT
+        winner = self.winner_seat()
+        return "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
 
     def move_list(self) -> list[str]:
         """Every move from the initial position: the starting moves, then the ones played."""
