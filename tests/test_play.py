@@ -209,6 +209,10 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path):
         (["play", "chess"], "unknown game 'chess'"),
         (["play", "domineering", "--bot", "nobot"], "'nobot'"),
         (["play", "domineering", "--time", "soon"], "bad time control 'soon'"),
+        (["play", "domineering", "--time", "inf"], "bad time control 'inf': the seconds must be finite"),
+        (["play", "domineering", "--bot", "random", "--bot-time", "nan"], "bad time control 'nan'"),
+        (["watch", "domineering", "random", "random", "--time", "0"], "bad time control '0'"),
+        (["watch", "domineering", "random", "random", "--time=-2"], "bad time control '-2'"),
         (["watch", "domineering", "random", "random", "--from", "none.txt"], "cannot read --from file"),
         (["replay", "none.json"], "cannot read record"),
     ]:

@@ -132,9 +132,7 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     if args.time is None:
         clock = dataclasses.replace(TimeControl.for_game(args.game), margin=args.margin)
     else:
-        clock = TimeControl.parse(args.time, margin=args.margin)
-        if not all(math.isfinite(v) for v in (clock.per_move or 0, clock.base or 0, clock.increment)):
-            raise _BadInput(f"bad time control {args.time!r}: the seconds must be finite")
+        clock = TimeControl.parse(args.time, margin=args.margin)  # finite and positive, or ValueError
     start_moves = read_moves_file(Path(args.from_file), game) if args.from_file else ()
     bots = _bot_specs(args.bot_a, args.bot_b)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
