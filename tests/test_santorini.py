@@ -209,7 +209,6 @@ def test_limited_supply_counts_and_wire_limits():
 
 
 @pytest.mark.parametrize("moves, bad, reason", [
-    ([], "C3 B2", "sorted order: write 'B2 C3'"),
     ([], "B2 B2", "two different squares"),
     ([], "B2 C3 D4", "name two squares"),
     (["B2 C3"], "B2 D2", "B2 is occupied"),
@@ -277,6 +276,19 @@ def test_game_file_round_trip(seed):
         replay = replay.play(move)
     assert state == replay and state.is_over()
     assert write_game_file(["c3  b2", "e5 a1", "c3 b3 a3"]) == "B2 C3\nA1 E5\nC3 B3 A3\n"
+
+
+@pytest.mark.parametrize("written", ["C3 B2", "B2 C3", "c3b2", "C3-B2", "c3, b2"])
+def test_placements_are_accepted_in_either_order_and_come_out_sorted(written):
+    first = GAME.start().play(written)
+    assert first == GAME.start().play("B2 C3")
+    assert first.workers(0) == ("B2", "C3")
+    # seat 1 too, and the squares that would spell a move later still mean a placement here
+    second = first.play("D3 D2")
+    assert second == first.play("D2 D3") and second.workers(1) == ("D2", "D3")
+    assert "B2 C3" in GAME.start().legal_moves() and "C3 B2" not in GAME.start().legal_moves()
+    with pytest.raises(IllegalMoveError, match="'B2 C3' is illegal: B2 is occupied"):
+        first.play("C3 B2")  # the message names the canonical (sorted) move
 
 
 def test_game_file_comments_blank_lines_and_placement_order():
