@@ -1,4 +1,4 @@
-"""Santorini on a 5x5 board, without god powers (RULES.md, "Santorini").
+"""Santorini on a 5x5 board, without god powers (docs/rules.md, "Santorini").
 
 Squares are named `C3`: the row letter A-E (row A is drawn on top) then the column 1-5, as the
 assignment numbers them. Internally a square is an index 0..24, `row * 5 + column` (A1 = 0,

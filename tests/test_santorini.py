@@ -1,4 +1,4 @@
-"""Santorini: positions with known answers (RULES.md "Santorini", seeds/003)."""
+"""Santorini: positions with known answers (docs/rules.md "Santorini", the assignment's examples)."""
 from __future__ import annotations
 
 import json

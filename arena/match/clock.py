@@ -15,7 +15,7 @@ DEFAULT_MOVE_TIME_S = {
     "santorini": 5.0,  # the assignment is silent; same as Fanorona
     "fanorona": 5.0,  # "max. 5s"
 }
-"""Per-move limits taken from the assignments (RULES.md), used when a match sets none."""
+"""Per-move limits taken from the assignments (docs/rules.md), used when a match sets none."""
 
 _BASE_INC = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
 
