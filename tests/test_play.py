@@ -420,5 +420,6 @@ def test_escape_controls_and_the_result_of_a_forfeit_detail():
     double = GameRecord("h", "domineering", {}, ["ann", "bob"], "1", reason="double_forfeit",
                         forfeit={"seat": None, "reason": "double_forfeit",
                                  "detail": "seat 0 no_hello: x; seat 1 crashed: y"})
-    assert result_text(double) == ("no winner, both forfeit (0-0, double_forfeit: "
+    assert result_text(double) == ("no winner, both bots forfeit (double_forfeit: "
                                    "seat 0 no_hello: x; seat 1 crashed: y)")
+    assert double.result() == "0-0" and double.points(0) == double.points(1) == 0

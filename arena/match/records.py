@@ -17,11 +17,7 @@ class Forfeit(StrEnum):
     NO_HELLO = "no_hello"
     RESIGNED = "resigned"
     DOUBLE_FORFEIT = "double_forfeit"
-    """Neither bot could play: `forfeit["seat"]` is None and `forfeit["both"]` holds each seat's reason."""
-
-
-RESULT_DOUBLE_FORFEIT = "0-0"
-"""`GameRecord.result()` of a double forfeit: both bots score 0."""
+    """Neither bot could play (both failed to start, say): both score 0, no winner."""
 
 
 @dataclass
@@ -39,9 +35,9 @@ class MoveRecord:
 class GameRecord:
     """A finished game. `players` are bot names by seat; `forfeit` is set when a bot broke the rules
     of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}; when
-    neither bot could play, {"seat": None, "reason": "double_forfeit", "detail": str, "both": [...]}.
-    `errors`: per seat, how many of its moves came with an error of the bot's own (the SDK's
-    fallback to the first legal move); records written before it existed read as [0, 0]."""
+    neither bot could play, a double forfeit: {"seat": None, "reason": "double_forfeit", "detail":
+    str, "both": [{"seat", "reason", "detail"} for seats 0 and 1]}. `errors`: per seat, the number of
+    moves whose info carried an `error` (the bot's own exception, answered by the SDK's fallback)."""
 
     game_id: str
     game: str
@@ -76,20 +72,15 @@ class GameRecord:
         return cls.from_dict(json.loads(text))
 
     def is_double_forfeit(self) -> bool:
-        """Whether neither bot could play (both score 0, and the game counts for no rating)."""
-        return (self.reason == Forfeit.DOUBLE_FORFEIT
-                or bool(self.forfeit) and self.forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT)
+        """Neither bot could play: no winner and both score 0 (records before the reason existed
+        said "both bots failed" in the forfeit detail)."""
+        forfeit = self.forfeit or {}
+        return (forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT
+                or str(forfeit.get("detail", "")).startswith("both bots failed"))
 
     def winner_seat(self) -> int | None:
-        """The winning seat, None for a draw or a double forfeit; a forfeit without `winner` set
-        goes to the opponent of the seat that forfeited. The one place that decides who won."""
-        if self.winner in (0, 1):
-            return self.winner
-        if self.is_double_forfeit():
-            return None
-        if self.forfeit and self.forfeit.get("seat") in (0, 1):
-            return 1 - self.forfeit["seat"]
-        return None
+        """The seat that won, None for a draw or a double forfeit."""
+        return self.winner if self.winner in (0, 1) else None
 
     def points(self, seat: int) -> float:
         """1 for a win, 0.5 for a draw, 0 for a loss or a double forfeit, from `seat`'s side."""
@@ -101,11 +92,11 @@ class GameRecord:
         return 1.0 if winner == seat else 0.0
 
     def result(self) -> str:
-        """"1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit (seat 0's points first)."""
+        """The result as "1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit: the one place
+        that computes it (standings, screens and the command line call it)."""
         if self.is_double_forfeit():
-            return RESULT_DOUBLE_FORFEIT
-        winner = self.winner_seat()
-        return "1/2-1/2" if winner is None else ("1-0" if winner == 0 else "0-1")
+            return "0-0"
+        return {0: "1-0", 1: "0-1"}.get(self.winner_seat(), "1/2-1/2")  # type: ignore[arg-type]
 
     def move_list(self) -> list[str]:
         """Every move from the initial position: the starting moves, then the ones played."""

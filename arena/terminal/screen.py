@@ -102,9 +102,10 @@ def result_text(record: GameRecord) -> str:
 
 def _result_words(record: GameRecord) -> str:
     forfeit = record.forfeit
-    if record.is_double_forfeit():
-        detail = forfeit.get("detail", "") if forfeit else ""
-        return f"no winner, both forfeit ({record.result()}, double_forfeit{': ' + detail if detail else ''})"
+    if record.is_double_forfeit() or forfeit is not None and forfeit.get("seat") not in (0, 1):
+        forfeit = forfeit or {}
+        return (f"no winner, both bots forfeit ({forfeit.get('reason', Forfeit.DOUBLE_FORFEIT)}: "
+                f"{forfeit.get('detail', '')})")
     if forfeit is not None and forfeit.get("seat") in (0, 1):
         loser = record.players[forfeit["seat"]]
         if forfeit["reason"] == Forfeit.RESIGNED:
