@@ -185,9 +185,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
     print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
                                  f"(seat 0) vs {bots[1].name} (seat 1), {screen.describe_clock(clock)}"))
-    state = game.start()
-    for move in start:
-        state = state.play(move)
+    state = game.replay(start)
     print(state.render(highlight=start[-1] if start else None) + "\n", flush=True)
     stepping = [args.step]
     seen: list[GameRecord] = []

@@ -152,9 +152,7 @@ class TerminalPlay:
         return self.records
 
     def _show_start(self) -> None:
-        state = self.game.start()
-        for move in self.spec.start_moves:
-            state = state.play(move)
+        state = self.game.replay(self.spec.start_moves)
         last = self.spec.start_moves[-1] if self.spec.start_moves else None
         if self.spec.start_moves:
             self.say(f"starting after {len(self.spec.start_moves)} moves: {' '.join(self.spec.start_moves)}")
