@@ -387,3 +387,25 @@ def test_every_example_reads(path):
     t = tmod.load(path)  # also checks every bot command resolves
     assert len(t.bots) >= 3 and t.games_per_pairing % 2 == 0
     assert t.results_dir() == Path("results") / path.stem
+
+
+def test_a_script_missing_where_the_file_reads_it_is_refused_with_the_path_looked_at(tmp_path, monkeypatch):
+    # The script exists relative to where the command is run from, but a tournament file's paths
+    # are its own directory's: every game would forfeit, so the file is refused when read.
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.py").write_text("print('a bot')\n")
+    (tmp_path / "tour").mkdir()
+    path = write(tmp_path / "tour" / "t.toml", bots=("a", ("mine", "python bots/mine.py")))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(tmod.TournamentError) as info:
+        tmod.load(path)
+    message = str(info.value)
+    assert "bots[2].command" in message and "no file 'bots/mine.py'" in message
+    assert f"looked for {tmp_path / 'tour' / 'bots' / 'mine.py'}" in message
+    assert "\n" not in message
+    write(path, bots=("a", ("mine", ["python", "-u", "missing.py"])))  # an argv list alike
+    with pytest.raises(tmod.TournamentError, match=r"no file 'missing.py' \(looked for .*tour/missing.py\)"):
+        tmod.load(path)
+    done = arena("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
+    assert done.returncode == 2 and "looked for" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
