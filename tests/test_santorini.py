@@ -376,3 +376,32 @@ def test_registered_and_params():
         rules.load("santorini", limited_supply="maybe")
     with pytest.raises(ValueError):
         CLIMB.level("F6")
+
+
+def test_a_bot_placing_in_the_other_order_is_answered_by_the_referee_with_the_sorted_move(tmp_path):
+    """The rule book writes placements in either order: a bot sending `C3 B2` is not forfeited, and
+    the record holds the canonical `B2 C3`."""
+    import sys
+
+    from arena.match.clock import TimeControl
+    from arena.match.launcher import resolve_command
+    from arena.match.referee import run_match
+    from arena.match.spec import BotSpec, MatchSpec
+
+    script = tmp_path / "reversed.py"
+    script.write_text(
+        "import random\nfrom bots.sdk import Bot\n\n"
+        "class Reversed(Bot):\n"
+        "    def choose(self, state, time_left):\n"
+        "        move = random.choice(state.legal_moves())\n"
+        "        return ' '.join(reversed(move.split())) if state.ply < 2 else move\n\n"
+        "Reversed().run()\n")
+    spec = MatchSpec("rev", "santorini", (BotSpec("rev", (sys.executable, str(script))),
+                                          BotSpec("random", resolve_command("random"))),
+                     TimeControl(per_move=2.0), game_numbers=(0, 1))
+    records = run_match(spec)
+    assert [r.forfeit for r in records] == [None, None]
+    for record in records:
+        seat = record.players.index("rev")
+        placement = record.moves[seat].move
+        assert placement.split() == sorted(placement.split())
