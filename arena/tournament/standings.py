@@ -33,16 +33,6 @@ STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points"
 """The standings' columns; "score diff" follows when the game keeps a score."""
 
 
-def winner_seat(record: GameRecord) -> int | None:
-    """The winning seat (None for a draw or a double forfeit): `GameRecord.winner_seat`."""
-    return record.winner_seat()
-
-
-def points(record: GameRecord) -> tuple[float, float]:
-    """Points of (seat 0, seat 1) in this game: `GameRecord.points` of each seat."""
-    return record.points(0), record.points(1)
-
-
 def _records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
     return [g.record if isinstance(g, StoredGame) else g for g in games]
 
