@@ -9,6 +9,9 @@ file under a size cap.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
+import json
 import os
 import re
 import secrets
@@ -50,11 +53,25 @@ class LaunchError(ValueError):
     """A bot command that cannot be run; the message names it."""
 
 
-def shipped_bots() -> dict[str, str]:
-    """The bots shipped in `bots/`: name -> "module:Class"."""
-    from bots import NAMES
+SHIPPED_PACKAGE = "bots"
+SHIPPED_REGISTRY = "shipped.json"
+"""The shipped bots' registry in the `bots` package ({name: "module:Class"}), read without importing it."""
 
-    return dict(NAMES)
+
+def shipped_bots() -> dict[str, str]:
+    """The bots shipped in `bots/`: name -> "module:Class" (empty if the package is not installed)."""
+    return dict(_read_shipped())
+
+
+@functools.cache
+def _read_shipped() -> dict[str, str]:
+    spec = importlib.util.find_spec(SHIPPED_PACKAGE)  # finds the package without running it
+    for directory in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            return json.loads((Path(directory) / SHIPPED_REGISTRY).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return {}
 
 
 def resolve_command(command: str | list[str] | tuple[str, ...],
