@@ -59,7 +59,7 @@ class MatchProgress:
                  f"{len(record.moves)} plies, {record.duration_s:.2f} s   [{self.score()}]")
 
     def score(self) -> str:
-        """"A 1.5 - 0.5 B" (bot names in the match's order)."""
+        """"A 1.5 - 0.5 B" (bot names in the match's order, control characters escaped)."""
         points = self.recorder.points
         a, b = (bot.name for bot in self.recorder.spec.bots)
-        return f"{a} {points[a]:g} - {points[b]:g} {b}"
+        return escape_controls(f"{a} {points[a]:g} - {points[b]:g} {b}")
