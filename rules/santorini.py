@@ -1,11 +1,13 @@
-"""Santorini on a 5x5 board, without god powers (RULES.md, "Santorini").
+"""Santorini on a 5x5 board, without god powers (docs/rules.md, "Santorini").
 
 Squares are named `C3`: the row letter A-E (row A is drawn on top) then the column 1-5, as the
 assignment numbers them. Internally a square is an index 0..24, `row * 5 + column` (A1 = 0,
 A5 = 4, E5 = 24); a level is 0-3 blocks, 4 meaning a dome.
 
 Moves are strings:
-- setup (plies 0 and 1): both workers of the side to move, squares sorted: `B2 C3`;
+- setup (plies 0 and 1): both workers of the side to move, squares sorted: `B2 C3` (`play` also
+  takes `C3 B2`, as the rule book writes placements in either order; `legal_moves` and records
+  keep the sorted form);
 - a turn: from, to, build: `C3 B3 A3`;
 - a move up onto level 3 wins at once and has no build: `C3 B3`.
 
@@ -377,15 +379,9 @@ class SantoriniState(State):
         text = " ".join(SQUARE_NAMES[s] for s in (sorted(squares) if len(squares) == 2 else squares))
         if len(squares) != 2:
             raise _illegal(text, f"seat {seat} places its workers now: name two squares, such as 'B2 C3'")
-        a, b = squares
+        a, b = sorted(squares)  # the rule book writes placements in either order; ours are sorted
         if a == b:
             raise _illegal(text, "the two workers need two different squares")
-        if a > b:
-            # "C3 B3" would also read as a move: a placement is written in one order only.
-            raise _illegal(
-                " ".join(SQUARE_NAMES[s] for s in squares),
-                f"a placement names its squares in sorted order: write {text!r}",
-            )
         workers = self._workers
         for s in (a, b):
             if s in workers:

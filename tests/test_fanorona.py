@@ -1,4 +1,4 @@
-"""Simplified Fanorona: positions with known answers (RULES.md "Simplified Fanorona")."""
+"""Simplified Fanorona: positions with known answers (docs/rules.md "Simplified Fanorona")."""
 from __future__ import annotations
 
 import json
@@ -25,8 +25,8 @@ def picture(state: rules.State) -> list[str]:
 # --- the start ---
 
 @pytest.mark.parametrize("rows, cols, middle", [
-    (5, 7, "BWB.WBW"),        # RULES.md, the assignment's board
-    (5, 9, "BWBW.BWBW"),      # RULES.md, standard Fanorona
+    (5, 7, "BWB.WBW"),        # docs/rules.md, the assignment's board
+    (5, 9, "BWBW.BWBW"),      # docs/rules.md, standard Fanorona
     (3, 3, "B.W"),
     (3, 5, "BW.BW"),
     (7, 7, "BWB.WBW"),

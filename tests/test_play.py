@@ -209,6 +209,10 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path):
         (["play", "chess"], "unknown game 'chess'"),
         (["play", "domineering", "--bot", "nobot"], "'nobot'"),
         (["play", "domineering", "--time", "soon"], "bad time control 'soon'"),
+        (["play", "domineering", "--time", "inf"], "bad time control 'inf': the seconds must be finite"),
+        (["play", "domineering", "--bot", "random", "--bot-time", "nan"], "bad time control 'nan'"),
+        (["watch", "domineering", "random", "random", "--time", "0"], "bad time control '0'"),
+        (["watch", "domineering", "random", "random", "--time=-2"], "bad time control '-2'"),
         (["watch", "domineering", "random", "random", "--from", "none.txt"], "cannot read --from file"),
         (["replay", "none.json"], "cannot read record"),
     ]:
@@ -354,3 +358,68 @@ def test_arena_match_reads_from_files_with_the_same_reader_and_writes_move_files
     from rules.santorini import read_game_file
 
     assert read_game_file((directory / "g0.txt").read_text()).outcome.winner == record.winner
+
+
+HOSTILE_TEXT_BOT = '''
+from bots.sdk import Bot
+
+class Hostile(Bot):
+    def choose(self, state, time_left):
+        return state.legal_moves()[0], {
+            "comment": "\\x1b[2J\\x1b[Hgame over: you lose\\u202e",
+            "pv": ["\\x1b[31mred"],
+            "\\x1b]0;title\\x07": "\\x9b" + "x" * 10,
+        }
+
+Hostile().run()
+'''
+
+
+def test_control_characters_from_a_bot_are_shown_escaped_in_watch_replay_and_match(terminal, tmp_path):
+    """A bot's info and name cannot clear the screen or fake a line: every control character shows
+    as an escape (\\x1b), in `arena watch`, `arena replay` and `arena match` alike."""
+    script = "evil\x1b[2J.py"  # the name shown for the bot is the script's stem
+    (tmp_path / script).write_text(HOSTILE_TEXT_BOT)
+    command = f"{sys.executable} '{script}'"
+    term = terminal("watch", "domineering", command, "random", *TINY, "--time", "1")
+    term.expect("game over: ")
+    assert term.wait() == 0
+    for screen_text in (term.screen,):
+        assert "\x1b" not in screen_text and "\x9b" not in screen_text and "\u202e" not in screen_text
+    assert r"evil\x1b[2J (seat 0) played" in term.screen
+    assert r"comment: \x1b[2J\x1b[Hgame over: you lose\u202e" in term.screen
+    assert r"pv \x1b[31mred" in term.screen and r"\x1b]0;title\x07: \x9bxxx" in term.screen
+    record, directory = the_record(tmp_path, "watch")
+    assert record.moves[0].info["comment"].startswith("\x1b[2J")  # the record keeps what was sent
+
+    term = terminal("replay", str(directory / "g0.json"))
+    term.expect(r"ply 0/\d+ +evil\\x1b\[2J \(seat 0\) vs random")
+    term.type("1")
+    term.expect(r"comment: \\x1b\[2J\\x1b\[Hgame over: you lose\\u202e")
+    term.type("q")
+    assert term.wait() == 0
+    assert "\x1b" not in term.screen
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "arena", "match", "domineering", command, "random", *TINY,
+                             "-n", "1", "--time", "1"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and r"evil\x1b[2J vs random" in result.stdout
+
+
+def test_escape_controls_and_the_result_of_a_forfeit_detail():
+    from arena.terminal.screen import escape_controls, result_text
+
+    assert escape_controls("a\x1b[2Jb\x07\x7f\u2066") == r"a\x1b[2Jb\x07\x7f\u2066"
+    assert escape_controls("line\nnext\r", keep_newlines=True) == "line\nnext\\x0d"
+    assert escape_controls("é ü 日本 ♟") == "é ü 日本 ♟"  # printable text is left alone
+    record = GameRecord("g", "domineering", {}, ["ann", "bob"], "1", winner=0, reason="forfeit",
+                        forfeit={"seat": 1, "reason": "crashed", "detail": "Traceback\n\x1b[2Jboom"})
+    assert result_text(record) == r"ann wins, bob forfeits (crashed: Traceback\x0a\x1b[2Jboom)"
+    double = GameRecord("h", "domineering", {}, ["ann", "bob"], "1", reason="double_forfeit",
+                        forfeit={"seat": None, "reason": "double_forfeit",
+                                 "detail": "seat 0 no_hello: x; seat 1 crashed: y"})
+    assert result_text(double) == ("no winner, both bots forfeit (double_forfeit: "
+                                   "seat 0 no_hello: x; seat 1 crashed: y)")
+    assert double.result() == "0-0" and double.points(0) == double.points(1) == 0

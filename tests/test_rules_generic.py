@@ -72,14 +72,20 @@ def test_every_listed_move_plays_and_parses_to_itself(name):
 def test_unlisted_moves_do_not_play(name):
     game = rules.load(name)
     states = playout(game, 202)
-    # Moves legal somewhere in the game but not listed here must be refused as illegal.
+    # Moves legal somewhere in the game but not listed here must be refused as illegal, unless they
+    # are another spelling of a listed move (a Santorini placement written in the other order,
+    # `C3 B2` for `B2 C3`, reads like a winning move of later plies).
     seen = sorted({m for s in states[:-1] for m in s.legal_moves()})
     for state in states[::4]:
         legal = set(state.legal_moves())
         for move in seen:
             if move not in legal:
-                with pytest.raises(IllegalMoveError, match=re.escape(move)):
-                    state.play(move)
+                try:
+                    after = state.play(move)
+                except IllegalMoveError as exc:
+                    assert move in str(exc)
+                    continue
+                assert any(state.play(m) == after for m in legal), f"{name}: {move!r} played unlisted"
     for junk in ["", "zz99", "hello world", "A", "-", "999"]:
         with pytest.raises(InvalidMoveError):
             game.parse_move(junk)

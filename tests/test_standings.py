@@ -7,7 +7,15 @@ import json
 import pytest
 
 from arena.match.records import GameRecord, MoveRecord
-from arena.tournament.standings import crosstable, crosstable_text, games_table, publish, report, standings
+from arena.tournament.standings import (
+    crosstable,
+    crosstable_text,
+    games_table,
+    publish,
+    report,
+    standings,
+    standings_text,
+)
 from arena.tournament.store import DB_NAME, Store
 
 
@@ -83,19 +91,110 @@ def test_equal_points_and_sb_share_a_rank_and_unplayed_bots_are_listed():
     assert zed["games"] == 0 and zed["elo"] != zed["elo"]  # NaN
 
 
-def test_sb_breaks_a_tie_on_points():
+def test_head_to_head_breaks_a_tie_on_points_before_sb():
     # one game each: a beats b, b beats c, c beats a, a beats d, d beats b, c beats d
     games = [
         game("1", "a", "b", 0), game("2", "b", "c", 0), game("3", "c", "a", 0),
         game("4", "a", "d", 0), game("5", "d", "b", 0), game("6", "c", "d", 0),
     ]
     # a: W(b) L(c) W(d) = 2; b: L(a) W(c) L(d) = 1; c: L(b) W(a) W(d) = 2; d: L(a) W(b) L(c) = 1
-    # SB a = 1*P_b + 1*P_d = 1 + 1 = 2;  SB c = 1*P_a + 1*P_d = 2 + 1 = 3  -> c ahead of a
-    # SB b = 1*P_c = 2;                  SB d = 1*P_b = 1                  -> b ahead of d
+    # head to head: c beat a, d beat b -> c ahead of a, d ahead of b,
+    # although SB says b (1*P_c = 2) is ahead of d (1*P_b = 1)
     df = standings(games)
-    assert list(df["bot"]) == ["c", "a", "b", "d"]
+    assert list(df["bot"]) == ["c", "a", "d", "b"]
     assert df.set_index("bot")["SB"].to_dict() == {"c": 3.0, "a": 2.0, "b": 2.0, "d": 1.0}
     assert list(df["rank"]) == [1, 2, 3, 4]
+
+
+def test_sb_breaks_a_tie_on_points_and_head_to_head():
+    # two games a pairing, each bot once in each seat:
+    #   a-b 1-1, a-c 2-0, a-d 1-1, b-c 1-1, b-d 2-0, c-d 2-0   (all wins, no draws)
+    games = [
+        game("ab0", "a", "b", 0), game("ab1", "b", "a", 0),
+        game("ac0", "a", "c", 0), game("ac1", "c", "a", 1),
+        game("ad0", "a", "d", 0), game("ad1", "d", "a", 0),
+        game("bc0", "b", "c", 0), game("bc1", "c", "b", 0),
+        game("bd0", "b", "d", 0), game("bd1", "d", "b", 1),
+        game("cd0", "c", "d", 0), game("cd1", "d", "c", 1),
+    ]
+    # points a 4, b 4, c 3, d 1; a-b head to head 1-1; wins a 4, b 4
+    # SB a = 1*4 (b) + 2*3 (c) + 1*1 (d) = 11;  SB b = 1*4 (a) + 1*3 (c) + 2*1 (d) = 9  -> a first
+    df = standings(games).set_index("bot")
+    assert list(df.index) == ["a", "b", "c", "d"]
+    assert df["points"].to_dict() == {"a": 4.0, "b": 4.0, "c": 3.0, "d": 1.0}
+    assert df.loc["a", "wins"] == df.loc["b", "wins"] == 4
+    assert (df.loc["a", "SB"], df.loc["b", "SB"]) == (11.0, 9.0)
+    assert list(df["rank"]) == [1, 2, 3, 4]
+
+
+def test_wins_break_a_tie_and_bots_level_on_all_share_a_rank_shown_with_equals():
+    # x-y two draws, x-z one win each, y-z two draws: every bot has 2 points, 2 against the
+    # other two (head to head), SB 1*2 + 1*2 = 4; wins x 1, z 1, y 0
+    games = [
+        game("xy0", "x", "y", None, reason="draw"), game("xy1", "y", "x", None, reason="draw"),
+        game("xz0", "x", "z", 0), game("xz1", "z", "x", 0),
+        game("yz0", "y", "z", None, reason="draw"), game("yz1", "z", "y", None, reason="draw"),
+    ]
+    df = standings(games)
+    assert list(df["bot"]) == ["x", "z", "y"]
+    assert set(df["points"]) == {2.0} and set(df["SB"]) == {4.0}
+    assert list(df["rank"]) == [1, 1, 3]
+    lines = standings_text(df).splitlines()
+    assert lines[2].split()[:2] == ["1=", "x"]
+    assert lines[3].split()[:2] == ["1=", "z"]
+    assert lines[4].split()[:2] == ["3", "y"]
+
+
+# Two bots that could not play (the referee's double forfeit) and one that did, with errors:
+DOUBLE = {"seat": None, "reason": "double_forfeit",
+          "detail": "seat 0 no_hello: exited with code 1; seat 1 crashed: exit 2",
+          "both": [{"seat": 0, "reason": "no_hello", "detail": "exited with code 1"},
+                   {"seat": 1, "reason": "crashed", "detail": "exit 2"}]}
+
+
+def double_forfeit(gid, seat0, seat1):
+    return game(gid, seat0, seat1, None, reason="double_forfeit", forfeit=DOUBLE, moves=0)
+
+
+def test_a_double_forfeit_scores_nothing_for_either_bot_and_no_elo():
+    games = [
+        double_forfeit("d-vs-e-g0", "dead", "edgy"), double_forfeit("d-vs-e-g1", "edgy", "dead"),
+        game("d-vs-r-g0", "dead", "rnd", 1, reason="forfeit",
+             forfeit={"seat": 0, "reason": "no_hello", "detail": "exited with code 1"}),
+        game("e-vs-r-g0", "rnd", "edgy", None, reason="draw"),
+    ]
+    for g in games[:2]:
+        assert g.winner_seat() is None and g.result() == "0-0"
+        assert g.points(0) == g.points(1) == 0.0
+    df = standings(games, ["dead", "edgy", "rnd"]).set_index("bot")
+    assert df["points"].to_dict() == {"rnd": 1.5, "edgy": 0.5, "dead": 0.0}
+    assert df.loc["dead", ["games", "wins", "draws", "losses"]].tolist() == [3, 0, 0, 3]
+    assert df.loc["edgy", ["games", "wins", "draws", "losses"]].tolist() == [3, 0, 1, 2]
+    assert df["forfeits"].to_dict() == {"rnd": 0, "edgy": 2, "dead": 3}
+    assert df.loc["dead", "forfeit reasons"] == "double_forfeit 2, no_hello 1"
+    assert df.loc["edgy", "forfeit reasons"] == "double_forfeit 2"
+    # Elo sees only the two games that were played: the same as without the double forfeits
+    alone = standings(games[2:], ["dead", "edgy", "rnd"]).set_index("bot")
+    assert df["elo"].to_dict() == alone["elo"].to_dict()
+    cross = crosstable(games, ["dead", "edgy", "rnd"])
+    assert cross.loc["dead", "edgy"] == 0.0 and cross.loc["edgy", "dead"] == 0.0
+    from arena.tournament.store import StoredGame
+    row = games_table([StoredGame("d-vs-e", 0, games[0])]).iloc[0]
+    assert (row["result"], row["winner"], row["reason"]) == ("0-0", "", "double_forfeit")
+    assert row["forfeit"] == "dead: no_hello; edgy: crashed"
+
+
+def test_errors_count_the_games_in_which_a_bot_had_an_error():
+    with_errors = [game("p-vs-q-g0", "p", "q", 0), game("p-vs-q-g1", "q", "p", 0),
+                   game("p-vs-q-g2", "p", "q", 1)]
+    with_errors[0].errors = [3, 0]  # p erred on three moves: one game
+    with_errors[1].errors = [0, 1]  # p (seat 1) again: a second game
+    # the third game has no errors; records written before the field existed read as [0, 0]
+    old = GameRecord.from_dict({k: v for k, v in with_errors[2].to_dict().items() if k != "errors"})
+    assert old.errors == [0, 0]
+    df = standings([*with_errors[:2], old]).set_index("bot")
+    assert df["errors"].to_dict() == {"p": 2, "q": 0}
+    assert "errors" in standings_text(standings(with_errors)).splitlines()[0]
 
 
 def test_score_difference_where_the_game_scores():

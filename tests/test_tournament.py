@@ -70,6 +70,12 @@ def rows(db: Path) -> list[tuple]:
         ("game = 'domineering'\n[params]\nrows = 'many'", "params"),
         ("game = 'domineering'\n[params]\nbogus = 1", "params"),
         ("game = 'domineering'\ntime = 'soon'", "time"),
+        ("game = 'domineering'\ntime = 'inf'", "time: bad time control 'inf': the seconds must be finite"),
+        ("game = 'domineering'\ntime = inf", "time: bad time control 'inf'"),
+        ("game = 'domineering'\ntime = nan", "time: bad time control 'nan'"),
+        ("game = 'domineering'\ntime = '0'", "time: bad time control '0'"),
+        ("game = 'domineering'\ntime = -1.5", "time: bad time control '-1.5'"),
+        ("game = 'domineering'\ntime = '1e999+1'", "time: bad time control '1e999+1'"),
         ("game = 'domineering'\ngames_per_pairing = 3", "games_per_pairing"),
         ("game = 'domineering'\ngames_per_paring = 2", "games_per_paring"),
         ("game = 'domineering'\n[[bots]]\nname = 'a'\ncommand = 'random'", "bots"),
@@ -226,8 +232,18 @@ def test_small_round_robin_finishes(tmp_path):
         a, b = pairing.split("-vs-")
         assert data["players"] == ([a, b] if number % 2 == 0 else [b, a])
         assert data["moves"] and data["winner"] in (0, 1)
+    assert "domineering (rows=5, cols=5, first=vertical)" in done.stderr  # the game's order, not a dict
     shown = arena("standings", "rr.toml", cwd=tmp_path)
     assert shown.returncode == 0 and "6/6 games played" in shown.stdout
+    assert "domineering (rows=5, cols=5, first=vertical)" in shown.stdout
+    # a rerun with nothing to play says so, with no progress bar and no "played in 0.0 s"
+    again = arena("tournament", "run", "rr.toml", "--concurrency", "999", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "all 6 games are already stored" in again.stderr
+    assert "played in" not in again.stderr and "[#" not in again.stderr
+    assert "rank" in again.stdout  # the standings are still shown
+    # more workers than cores: the clocks are no longer fair, and the run says so
+    assert "--concurrency 999 is more than the" in again.stderr and "no longer fair" in again.stderr
     published = arena("publish", "rr", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     out = tmp_path / "results" / "rr"
@@ -371,3 +387,25 @@ def test_every_example_reads(path):
     t = tmod.load(path)  # also checks every bot command resolves
     assert len(t.bots) >= 3 and t.games_per_pairing % 2 == 0
     assert t.results_dir() == Path("results") / path.stem
+
+
+def test_a_script_missing_where_the_file_reads_it_is_refused_with_the_path_looked_at(tmp_path, monkeypatch):
+    # The script exists relative to where the command is run from, but a tournament file's paths
+    # are its own directory's: every game would forfeit, so the file is refused when read.
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "mine.py").write_text("print('a bot')\n")
+    (tmp_path / "tour").mkdir()
+    path = write(tmp_path / "tour" / "t.toml", bots=("a", ("mine", "python bots/mine.py")))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(tmod.TournamentError) as info:
+        tmod.load(path)
+    message = str(info.value)
+    assert "bots[2].command" in message and "no file 'bots/mine.py'" in message
+    assert f"looked for {tmp_path / 'tour' / 'bots' / 'mine.py'}" in message
+    assert "\n" not in message
+    write(path, bots=("a", ("mine", ["python", "-u", "missing.py"])))  # an argv list alike
+    with pytest.raises(tmod.TournamentError, match=r"no file 'missing.py' \(looked for .*tour/missing.py\)"):
+        tmod.load(path)
+    done = arena("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
+    assert done.returncode == 2 and "looked for" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

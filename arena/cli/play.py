@@ -27,7 +27,7 @@ from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
 from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
-from arena.match.spec import BotSpec, MatchSpec
+from arena.match.spec import BotSpec, MatchSpec, params_text
 from arena.terminal import screen
 
 UNLIMITED = TimeControl(per_move=math.inf)
@@ -120,8 +120,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=(bots[0], bots[1]), time_control=bot_clock,
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
     clocks = ", ".join(f"{b.name} {screen.describe_clock(b.time_control or bot_clock)}" for b in bots)
-    print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
-          f"(seat 1); clocks: {clocks}")
+    print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
+                                 f"(seat 0) vs {bots[1].name} (seat 1); clocks: {clocks}"))
     session = TerminalPlay(spec, on_game=lambda record: save_game(directory, record))
     try:
         records = session.run()
@@ -134,8 +134,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _describe_params(params: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items())
+def _describe_params(game: str, params: dict[str, Any]) -> str:
+    """" (rows=6, cols=6)" in the game's own order, or "" without parameters."""
+    text = params_text(game, params)
+    return f" ({text})" if text else ""
 
 
 def _report(directory: Path, records: list[GameRecord]) -> None:
@@ -158,8 +160,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return _error("watch", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=bots, time_control=clock,
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
-    print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
-          f"(seat 1), {screen.describe_clock(clock)}")
+    print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
+                                 f"(seat 0) vs {bots[1].name} (seat 1), {screen.describe_clock(clock)}"))
     try:
         record = Watch(spec, game, directory, args.step, _ask).run()
     except KeyboardInterrupt:

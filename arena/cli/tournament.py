@@ -101,11 +101,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     tour = config.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
-    print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
+    print(f"{tour.name}: {tour.game}{_params(tour.game, tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, "
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
-    progress = None if args.quiet else sys.stderr
+    nothing_to_play = done_before >= tour.total_games()
+    if args.concurrency is not None and args.concurrency > cores():
+        print(f"arena: warning: --concurrency {args.concurrency} is more than the {cores()} cores of this "
+              "machine: bots will wait for a core while their clock runs, so the clocks are no longer fair",
+              file=sys.stderr)
+    progress = None if args.quiet or nothing_to_play else sys.stderr
     if args.cluster is not None:
         try:
             summary = cluster.run(tour, args.results, args.cluster, progress=progress)
@@ -127,8 +132,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if missing:
         print(f"arena: {missing} games not played; run the same command again to play them", file=sys.stderr)
         return EXIT_INCOMPLETE
-    print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
-          f"({summary.stored} this run)", file=sys.stderr)
+    if nothing_to_play and not summary.stored:
+        print(f"{tour.name}: all {tour.total_games()} games are already stored; nothing to play",
+              file=sys.stderr)
+    else:
+        print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
+              f"({summary.stored} this run)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -141,8 +150,20 @@ def _stored(out: Path) -> int:
         return store.count()
 
 
-def _params(params: dict) -> str:
-    return "(" + ", ".join(f"{k}={v}" for k, v in params.items()) + ")" if params else ""
+def _params(game: str, params: dict) -> str:
+    """" (rows=6, cols=6)" in the game's own order, or "" without parameters."""
+    from arena.match.spec import params_text
+
+    text = params_text(game, params)
+    return f" ({text})" if text else ""
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 @_guard

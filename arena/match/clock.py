@@ -1,6 +1,7 @@
 """Time controls as data: a per-move limit, or chess-style base + increment, plus a grace margin."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -14,7 +15,7 @@ DEFAULT_MOVE_TIME_S = {
     "santorini": 5.0,  # the assignment is silent; same as Fanorona
     "fanorona": 5.0,  # "max. 5s"
 }
-"""Per-move limits taken from the assignments (RULES.md), used when a match sets none."""
+"""Per-move limits taken from the assignments (docs/rules.md), used when a match sets none."""
 
 _BASE_INC = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
 
@@ -39,16 +40,24 @@ class TimeControl:
 
     @classmethod
     def parse(cls, text: str, margin: float = DEFAULT_MARGIN_S) -> TimeControl:
-        """`0.5` (seconds per move) or `60+1` (base + increment); ValueError names the bad text."""
+        """`0.5` (seconds per move) or `60+1` (base + increment); ValueError names the bad text.
+
+        What people write must be finite: "inf", "nan" and "1e999" are refused (an unlimited clock
+        is made in code, `TimeControl(per_move=math.inf)`, never parsed)."""
         match = _BASE_INC.match(str(text))
         try:
             if match:
-                return cls(base=float(match[1]), increment=float(match[2]), margin=margin)
-            return cls(per_move=float(text), margin=margin)
+                clock = cls(base=float(match[1]), increment=float(match[2]), margin=margin)
+            else:
+                clock = cls(per_move=float(text), margin=margin)
         except ValueError as exc:
             raise ValueError(
                 f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1); {exc}"
             ) from None
+        if not all(math.isfinite(v) for v in (clock.initial_bank(), clock.increment)):
+            raise ValueError(f"bad time control {text!r}: the seconds must be finite and positive, "
+                             "e.g. 0.5 or 60+1")
+        return clock
 
     @classmethod
     def for_game(cls, game: str) -> TimeControl:

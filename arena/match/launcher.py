@@ -99,13 +99,15 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
         where = root / arg  # an absolute `arg` stays itself
         if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and where.is_file()):
             argv[i] = os.path.abspath(where)  # not resolve(): a venv's python is a symlink to keep
-    check_command(argv)
+    check_command(argv, root)
     return tuple(argv)
 
 
-def check_command(argv: tuple[str, ...] | list[str]) -> None:
+def check_command(argv: tuple[str, ...] | list[str], base: str | Path | None = None) -> None:
     """LaunchError unless argv[0] is an executable program (on PATH or as a path) and, for an
-    interpreter (python, java...), its script or archive file exists."""
+    interpreter (python, java...), its script or archive file exists. A relative script is looked
+    for under `base` (default: the current directory), where the command's paths are read, and
+    the message names the path it was looked for at."""
     program = argv[0]
     shown = " ".join(argv)
     if shutil.which(program) is None:
@@ -114,8 +116,11 @@ def check_command(argv: tuple[str, ...] | list[str]) -> None:
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
     if _INTERPRETER.match(Path(program).name):
         script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script and script.endswith(_SCRIPT_SUFFIXES) and not Path(script).is_file():
-            raise LaunchError(f"bot command {shown!r}: no file {script!r}")
+        if script and script.endswith(_SCRIPT_SUFFIXES):
+            where = Path(base if base is not None else Path.cwd()) / script  # absolute stays itself
+            if not where.is_file():
+                looked = "" if os.path.isabs(script) else f" (looked for {os.path.abspath(where)})"
+                raise LaunchError(f"bot command {shown!r}: no file {script!r}{looked}")
 
 
 def display_name(text: str) -> str:

@@ -68,3 +68,25 @@ class MatchSpec:
 
     def __hash__(self) -> int:  # params is a dict; identity of a match is its id
         return hash(self.match_id)
+
+
+def params_text(game: str, params: dict[str, Any]) -> str:
+    """A game's parameters as people read them, in the game's own order: "rows=6, cols=6, first=vertical".
+
+    The order is the game's (its PARAMS), whatever order `params` comes in (a stored fingerprint
+    comes back sorted); unknown keys follow in their own order. Empty parameters give "".
+    """
+    import rules
+
+    try:
+        order = list(rules.load(game).params)
+    except ValueError:  # an unknown game: keep the order given
+        order = []
+    keys = [k for k in order if k in params] + [k for k in params if k not in order]
+    return ", ".join(f"{k}={_param_value(params[k])}" for k in keys)
+
+
+def _param_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

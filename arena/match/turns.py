@@ -189,7 +189,10 @@ class Turns:
             canonical = self.game.parse_move(move)
             if canonical in legal:
                 return canonical
-            state.play(canonical)
+            after = state.play(canonical)  # another spelling the rules play (a Santorini placement
+            for listed in legal:           # in the other order) stands for the listed move
+                if state.play(listed) == after:
+                    return listed
             detail = f"{shown} is not a legal move here"
         except ValueError as exc:
             detail = f"{shown}: {exc}"

@@ -9,7 +9,8 @@ from typing import Any, TextIO
 
 from arena.match.recorder import MatchRecorder
 from arena.match.records import GameRecord, MoveRecord
-from arena.terminal.screen import describe_clock, result_text
+from arena.match.spec import params_text
+from arena.terminal.screen import describe_clock, escape_controls, result_text
 
 
 class MatchProgress:
@@ -26,14 +27,17 @@ class MatchProgress:
         self.warn = warn if warn is not None else (lambda text: print(text, file=sys.stderr))
 
     def say(self, text: str) -> None:
+        """Print `text`, control characters from the bots (their names) escaped."""
         if not self.quiet:
-            print(text, file=self.out, flush=True)
+            print(escape_controls(text), file=self.out, flush=True)
 
     def header(self, directory: Path, params: dict[str, Any]) -> None:
         spec = self.recorder.spec
         names = [b.name for b in spec.bots]
         total = len(spec.game_numbers)
-        self.say(f"{spec.game} {params}: {names[0]} vs {names[1]}, {total} game{'s' * (total > 1)}, "
+        shown = params_text(spec.game, params)
+        self.say(f"{spec.game}{f' ({shown})' if shown else ''}: {names[0]} vs {names[1]}, "
+                 f"{total} game{'s' * (total > 1)}, "
                  f"{describe_clock(spec.time_control, margin=True)}, seed {spec.seed}")
         self.say(f"records: {directory}")
 
@@ -55,7 +59,7 @@ class MatchProgress:
                  f"{len(record.moves)} plies, {record.duration_s:.2f} s   [{self.score()}]")
 
     def score(self) -> str:
-        """"A 1.5 - 0.5 B" (bot names in the match's order)."""
+        """"A 1.5 - 0.5 B" (bot names in the match's order, control characters escaped)."""
         points = self.recorder.points
         a, b = (bot.name for bot in self.recorder.spec.bots)
-        return f"{a} {points[a]:g} - {points[b]:g} {b}"
+        return escape_controls(f"{a} {points[a]:g} - {points[b]:g} {b}")

@@ -53,12 +53,13 @@ def position_screen(record: GameRecord, states: list[rules.State], index: int) -
     last = len(states) - 1
     moves = record.move_list()
     starts = len(record.start_moves)
-    head = f"ply {index}/{last}  {record.players[0]} (seat 0) vs {record.players[1]} (seat 1)"
+    head = screen.escape_controls(f"ply {index}/{last}  {record.players[0]} (seat 0) vs {record.players[1]} "
+                                  "(seat 1)")
     lines = [head]
     if index == 0:
         lines.append("the start position")
     elif index <= starts:
-        lines.append(f"ply {index}: start move {moves[index - 1]}")
+        lines.append(screen.escape_controls(f"ply {index}: start move {moves[index - 1]}"))
     else:
         move = record.moves[index - starts - 1]
         lines.append(screen.move_line(record, move))

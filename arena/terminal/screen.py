@@ -2,16 +2,37 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import rules
 from arena.match.clock import TimeControl
-from arena.match.records import GameRecord, MoveRecord
+from arena.match.records import Forfeit, GameRecord, MoveRecord
 
 MAX_CANDIDATES = 8
 """How many of a bot's candidate moves are shown (best first)."""
 MAX_PV = 12
 """How many moves of a principal variation are shown."""
+
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters that steer a terminal rather than print: C0 and C1 controls (ESC starts every ANSI
+sequence), DEL, and the bidirectional marks and overrides that reorder what follows."""
+
+
+def escape_controls(text: Any, keep_newlines: bool = False) -> str:
+    """`text` with every control character written as an escape (ESC as `\\x1b`), so that what a bot
+    sends (its info, name, log, forfeit detail) cannot clear the screen, move the cursor or fake a
+    line; `keep_newlines` keeps line breaks (a log or a traceback shown as lines)."""
+    text = str(text)
+
+    def escape(match: re.Match[str]) -> str:
+        char = match[0]
+        if keep_newlines and char == "\n":
+            return char
+        code = ord(char)
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+    return _CONTROLS.sub(escape, text)
 
 
 def describe_clock(clock: TimeControl, margin: bool = False) -> str:
@@ -59,13 +80,13 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     if comment:
         lines.append(f"comment: {comment}")
     lines += [f"{key}: {str(value)[:200]}" for key, value in info.items()]
-    return lines
+    return [escape_controls(line) for line in lines]
 
 
 def move_line(record: GameRecord, move: MoveRecord) -> str:
     """One line for a played move: ply, who played it, the move, the referee's measured time."""
-    return (f"ply {move.ply + 1}: {record.players[move.seat]} (seat {move.seat}) played {move.move} "
-            f"in {move.time_s:.3f} s")
+    return escape_controls(f"ply {move.ply + 1}: {record.players[move.seat]} (seat {move.seat}) played "
+                           f"{move.move} in {move.time_s:.3f} s")
 
 
 def move_screen(record: GameRecord, move: MoveRecord, state: rules.State, info: bool = True) -> str:
@@ -77,20 +98,30 @@ def move_screen(record: GameRecord, move: MoveRecord, state: rules.State, info: 
 
 
 def result_text(record: GameRecord) -> str:
-    """The result in words: who won, the score, and how it ended (a forfeit names its detail)."""
-    if record.forfeit is not None and record.forfeit.get("seat") not in (0, 1):
-        return f"no winner, both bots forfeit ({record.forfeit['reason']}: {record.forfeit['detail']})"
-    if record.forfeit is not None:
-        loser = record.players[record.forfeit["seat"]]
-        if record.forfeit["reason"] == "resigned":
+    """The result in words, on one line: who won, the score, and how it ended (a forfeit names its
+    detail, a double forfeit both bots'); control characters from the bots are escaped."""
+    return escape_controls(_result_words(record))
+
+
+def _result_words(record: GameRecord) -> str:
+    forfeit = record.forfeit
+    if record.is_double_forfeit() or forfeit is not None and forfeit.get("seat") not in (0, 1):
+        forfeit = forfeit or {}
+        return (f"no winner, both bots forfeit ({forfeit.get('reason', Forfeit.DOUBLE_FORFEIT)}: "
+                f"{forfeit.get('detail', '')})")
+    if forfeit is not None and forfeit.get("seat") in (0, 1):
+        loser = record.players[forfeit["seat"]]
+        if forfeit["reason"] == Forfeit.RESIGNED:
             text = f"{loser} resigned"
         else:
-            text = f"{loser} forfeits ({record.forfeit['reason']}: {record.forfeit['detail']})"
-        return text if record.winner is None else f"{record.players[record.winner]} wins, {text}"
+            text = f"{loser} forfeits ({forfeit['reason']}: {forfeit.get('detail', '')})"
+        winner = record.winner_seat()
+        return text if winner is None else f"{record.players[winner]} wins, {text}"
     scores = f" {record.scores[0]}-{record.scores[1]}" if record.scores else ""
-    if record.winner is None:
+    winner = record.winner_seat()
+    if winner is None:
         return f"draw{scores} ({record.reason})"
-    return f"{record.players[record.winner]} wins{scores} ({record.reason})"
+    return f"{record.players[winner]} wins{scores} ({record.reason})"
 
 
 def legal_list(moves: list[str], width: int = 78) -> str:

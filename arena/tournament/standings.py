@@ -2,113 +2,162 @@
 
 The only module of arena that imports pandas and tabulate.
 
-Scoring: a win is 1 point, a draw 0.5, a loss 0 (a forfeit is a loss for the bot that broke the
-arena's rules). Sonneborn-Berger of a bot = the sum over its opponents of (points it scored against
-that opponent) x (that opponent's total points). Ranks are by points, then Sonneborn-Berger; bots
-equal on both share a rank (1, 2, 2, 4). Elo comes from `arena.ratings.fit` (maximum likelihood).
+Scoring (`GameRecord.points`): a win is 1 point, a draw 0.5, a loss 0; a forfeit is a loss for the
+bot that broke the arena's rules, and a double forfeit (neither bot could play) scores 0 for both
+and is left out of Elo. Ranks, one sort: points, then head-to-head score (points against the other
+bots level on points), then Sonneborn-Berger (the sum over its opponents of the points it scored
+against each x that opponent's total), then wins; bots level on all four share a rank, shown `2=`
+(ranks 1, 2=, 2=, 4). Elo comes from `arena.tournament.ratings.fit` (maximum likelihood).
 """
 from __future__ import annotations
 
 import html
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from tabulate import tabulate
 
-from arena.match.records import GameRecord
+from arena.match.records import Forfeit, GameRecord
+from arena.match.spec import params_text
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
 from arena.tournament.store import DB_NAME, Store, StoredGame
 
 STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points", "score %", "elo", "elo ±",
-                     "SB", "forfeits", "forfeit reasons"]
-
-
-def winner_seat(record: GameRecord) -> int | None:
-    """The winning seat (None for a draw); a forfeit without a winner set goes to the opponent."""
-    if record.winner in (0, 1):
-        return record.winner
-    if record.forfeit and record.forfeit.get("seat") in (0, 1):
-        return 1 - record.forfeit["seat"]
-    return None
-
-
-def points(record: GameRecord) -> tuple[float, float]:
-    """Points of (seat 0, seat 1) in this game."""
-    w = winner_seat(record)
-    return (0.5, 0.5) if w is None else ((1.0, 0.0) if w == 0 else (0.0, 1.0))
+                     "SB", "forfeits", "forfeit reasons", "errors"]
+"""The standings' columns; "score diff" follows when the game keeps a score."""
 
 
 def _records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
     return [g.record if isinstance(g, StoredGame) else g for g in games]
 
 
-def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
-              prior_draws: float = DEFAULT_PRIOR_DRAWS) -> pd.DataFrame:
-    """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores."""
-    records = _records(games)
-    names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
-    row: dict[str, dict[str, Any]] = {
-        n: {"games": 0, "wins": 0, "draws": 0, "losses": 0, "points": 0.0, "forfeits": 0, "reasons": {},
-            "score diff": 0} for n in names
-    }
-    versus: dict[tuple[str, str], float] = {}
+@dataclass
+class _Tally:
+    """One bot's results so far."""
+
+    name: str
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    points: float = 0.0
+    forfeits: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    errors: int = 0
+    """Games in which the bot had at least one error of its own (record.errors)."""
+    score_diff: int = 0
+    versus: dict[str, float] = field(default_factory=dict)
+    """Points scored against each opponent."""
+
+    def add(self, opponent: str, pts: float) -> None:
+        self.games += 1
+        self.points += pts
+        if pts == 1:
+            self.wins += 1
+        elif pts == 0.5:
+            self.draws += 1
+        else:
+            self.losses += 1
+        self.versus[opponent] = self.versus.get(opponent, 0.0) + pts
+
+    def sonneborn_berger(self, tallies: dict[str, _Tally]) -> float:
+        """The sum over opponents of (points scored against them) x (their total points)."""
+        return sum(p * tallies[opp].points for opp, p in self.versus.items())
+
+    def head_to_head(self, group: set[str]) -> float:
+        """Points scored against the other bots of `group` (the bots level with it on points)."""
+        return sum(p for opp, p in self.versus.items() if opp in group and opp != self.name)
+
+
+def _tally(records: list[GameRecord], names: list[str]) -> tuple[dict[str, _Tally], bool]:
+    """Every bot's tally, and whether the game keeps a score."""
+    tallies = {n: _Tally(n) for n in names}
     scored = False
-    results = []
     for r in records:
-        pts = points(r)
-        results.append((r.players[0], r.players[1], pts[0]))
+        double = r.is_double_forfeit()
         for seat in (0, 1):
             me, opp = r.players[seat], r.players[1 - seat]
-            s = row[me]
-            s["games"] += 1
-            s["points"] += pts[seat]
-            s["wins" if pts[seat] == 1 else "losses" if pts[seat] == 0 else "draws"] += 1
-            versus[(me, opp)] = versus.get((me, opp), 0.0) + pts[seat]
+            t = tallies[me]
+            t.add(opp, r.points(seat))
             if r.scores is not None:
                 scored = True
-                s["score diff"] += r.scores[seat] - r.scores[1 - seat]
-        if r.forfeit and r.forfeit.get("seat") in (0, 1):
-            s = row[r.players[r.forfeit["seat"]]]
-            s["forfeits"] += 1
-            reason = str(r.forfeit.get("reason", "unknown"))
-            s["reasons"][reason] = s["reasons"].get(reason, 0) + 1
+                t.score_diff += r.scores[seat] - r.scores[1 - seat]
+            if seat < len(r.errors or []) and r.errors[seat]:
+                t.errors += 1
+            if double:
+                t.forfeits += 1
+                t.reasons[Forfeit.DOUBLE_FORFEIT.value] += 1
+        if not double and r.forfeit and r.forfeit.get("seat") in (0, 1):
+            t = tallies[r.players[r.forfeit["seat"]]]
+            t.forfeits += 1
+            t.reasons[str(r.forfeit.get("reason", "unknown"))] += 1
+    return tallies, scored
+
+
+def _ranked(tallies: dict[str, _Tally]) -> list[tuple[int, _Tally, float]]:
+    """(rank, tally, SB) best first: by points, then head-to-head score among the bots level on
+    points, then Sonneborn-Berger, then wins; bots level on all four share a rank (1, 2, 2, 4)."""
+    sb = {n: t.sonneborn_berger(tallies) for n, t in tallies.items()}
+    level: dict[float, set[str]] = {}
+    for n, t in tallies.items():
+        level.setdefault(t.points, set()).add(n)
+
+    def key(t: _Tally) -> tuple[float, float, float, int]:
+        return (t.points, t.head_to_head(level[t.points]), sb[t.name], t.wins)
+
+    order = sorted(tallies.values(), key=lambda t: (tuple(-k for k in key(t)), t.name))
+    ranked: list[tuple[int, _Tally, float]] = []
+    for i, t in enumerate(order):
+        rank = ranked[-1][0] if i and key(t) == key(order[i - 1]) else i + 1
+        ranked.append((rank, t, sb[t.name]))
+    return ranked
+
+
+def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
+              prior_draws: float = DEFAULT_PRIOR_DRAWS) -> pd.DataFrame:
+    """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores.
+
+    "rank" is a number; bots level on every tie-break share it, and the shown tables (text,
+    markdown, html) write it `1=`. A double forfeit scores 0 for both and counts for no rating.
+    """
+    records = _records(games)
+    names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
+    tallies, scored = _tally(records, names)
+    results = [(r.players[0], r.players[1], r.points(0)) for r in records if not r.is_double_forfeit()]
     ratings = fit(results, players=names, prior_draws=prior_draws)
     table = []
-    for n in names:
-        s = row[n]
-        sb = sum(p * row[opp]["points"] for (me, opp), p in versus.items() if me == n)
-        rating = ratings.get(n)
+    for rank, t, sb in _ranked(tallies):
+        rating = ratings.get(t.name)
         entry = {
-            "bot": n, "games": s["games"], "wins": s["wins"], "draws": s["draws"], "losses": s["losses"],
-            "points": s["points"],
-            "score %": round(100.0 * s["points"] / s["games"], 1) if s["games"] else float("nan"),
+            "rank": rank, "bot": t.name, "games": t.games, "wins": t.wins, "draws": t.draws,
+            "losses": t.losses, "points": t.points,
+            "score %": round(100.0 * t.points / t.games, 1) if t.games else float("nan"),
             "elo": round(rating.elo, 1) if rating else float("nan"),
             "elo ±": round(rating.ci95, 1) if rating else float("nan"),
-            "SB": sb, "forfeits": s["forfeits"],
-            "forfeit reasons": ", ".join(f"{k} {v}" for k, v in sorted(s["reasons"].items())),
+            "SB": sb, "forfeits": t.forfeits,
+            "forfeit reasons": ", ".join(f"{k} {v}" for k, v in sorted(t.reasons.items())),
+            "errors": t.errors,
         }
         if scored:
-            entry["score diff"] = s["score diff"]
+            entry["score diff"] = t.score_diff
         table.append(entry)
-    columns = STANDINGS_COLUMNS[1:] + (["score diff"] if scored else [])
+    columns = STANDINGS_COLUMNS + (["score diff"] if scored else [])
     df = pd.DataFrame(table, columns=columns)
     if df.empty:
-        df.insert(0, "rank", pd.Series(dtype=int))
-        return df
-    df = df.sort_values(["points", "SB", "bot"], ascending=[False, False, True], kind="mergesort")
-    df = df.reset_index(drop=True)
-    ranks = []
-    for i in range(len(df)):
-        if i and (df.at[i, "points"], df.at[i, "SB"]) == (df.at[i - 1, "points"], df.at[i - 1, "SB"]):
-            ranks.append(ranks[-1])
-        else:
-            ranks.append(i + 1)
-    df.insert(0, "rank", ranks)
+        df["rank"] = pd.Series(dtype=int)
     return df
+
+
+def shown_ranks(ranks: pd.Series) -> pd.Series:
+    """Ranks as people read them: `2=` where bots share rank 2, else `2`."""
+    counts = ranks.value_counts()
+    return ranks.map(lambda r: f"{r}=" if counts[r] > 1 else str(r))
 
 
 def crosstable(games: Iterable[GameRecord | StoredGame], order: Sequence[str] | None = None) -> pd.DataFrame:
@@ -117,11 +166,10 @@ def crosstable(games: Iterable[GameRecord | StoredGame], order: Sequence[str] | 
     names = list(dict.fromkeys([*(order or []), *(p for r in records for p in r.players)]))
     df = pd.DataFrame(float("nan"), index=pd.Index(names, name="bot"), columns=names)
     for r in records:
-        pts = points(r)
         for seat in (0, 1):
             me, opp = r.players[seat], r.players[1 - seat]
             current = df.at[me, opp]
-            df.at[me, opp] = (0.0 if pd.isna(current) else current) + pts[seat]
+            df.at[me, opp] = (0.0 if pd.isna(current) else current) + r.points(seat)
     return df
 
 
@@ -130,20 +178,18 @@ def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
     rows = []
     for g in games:
         r = g.record
-        w = winner_seat(r)
+        w = r.winner_seat()
         used = [0.0, 0.0]
         for m in r.moves:
             if m.seat in (0, 1):
                 used[m.seat] += m.time_s
-        forfeit = r.forfeit or {}
         rows.append({
             "game_id": r.game_id, "pairing": g.pairing, "number": g.number,
             "seat0": r.players[0], "seat1": r.players[1],
-            "result": "1/2-1/2" if w is None else ("1-0" if w == 0 else "0-1"),
+            "result": r.result(),
             "winner": "" if w is None else r.players[w],
             "reason": r.reason,
-            "forfeit": (f"{r.players[forfeit['seat']]}: {forfeit.get('reason', '')}"
-                        if forfeit.get("seat") in (0, 1) else forfeit.get("reason", "")),
+            "forfeit": _forfeit_text(r),
             "plies": len(r.moves),
             "time0 s": round(used[0], 3), "time1 s": round(used[1], 3),
             "scores": "" if r.scores is None else "-".join(str(s) for s in r.scores),
@@ -152,6 +198,18 @@ def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
     columns = ["game_id", "pairing", "number", "seat0", "seat1", "result", "winner", "reason", "forfeit",
                "plies", "time0 s", "time1 s", "scores", "duration s"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def _forfeit_text(record: GameRecord) -> str:
+    """Who forfeited and why: "bob: timeout", or for a double forfeit "ann: crashed; bob: no_hello"."""
+    forfeit = record.forfeit or {}
+    if record.is_double_forfeit():
+        both = [f"{record.players[b['seat']]}: {b.get('reason', '')}" for b in forfeit.get("both", [])
+                if isinstance(b, dict) and b.get("seat") in (0, 1)]
+        return "; ".join(both) or f"both: {Forfeit.DOUBLE_FORFEIT}"
+    if forfeit.get("seat") in (0, 1):
+        return f"{record.players[forfeit['seat']]}: {forfeit.get('reason', '')}"
+    return ""
 
 
 # --- text ---
@@ -164,6 +222,7 @@ def display_standings(df: pd.DataFrame) -> pd.DataFrame:
         return "—" if pd.isna(row["elo"]) else f"{row['elo']:.0f} ± {row['elo ±']:.0f}"
 
     if len(out):
+        out["rank"] = shown_ranks(out["rank"])
         out["elo"] = out.apply(elo_text, axis=1)
         out["points"] = out["points"].map(_num)
         out["SB"] = out["SB"].map(_num)
@@ -216,7 +275,7 @@ def summary_line(fingerprint: dict[str, Any], played: int) -> str:
     bots = [b["name"] for b in fingerprint.get("bots", [])]
     per = fingerprint.get("games_per_pairing", 0)
     total = len(bots) * (len(bots) - 1) // 2 * per
-    params = ", ".join(f"{k}={v}" for k, v in sorted(fingerprint.get("params", {}).items()))
+    params = params_text(str(fingerprint.get("game", "")), fingerprint.get("params", {}))
     return (f"{fingerprint.get('name', '?')}: {fingerprint.get('game', '?')}"
             f"{f' ({params})' if params else ''}, time {fingerprint.get('time_control', '?')} s, "
             f"{len(bots)} bots, {per} games a pairing: {played}/{total} games played")
