@@ -2,16 +2,16 @@
 // c + r even. A move is the path of one stone, "D2-D3" or "C1-C2-D2-D3" (A/W suffix optional).
 "use strict";
 (function () {
-  const S = window.ArenaSvg, STEP = 56, PAD = 30;
+  const S = window.ArenaSvg, STEP = 56, PAD = 40;
   window.ArenaBoards.fanorona = {
     marks(move) {
       return (move || "").split("-").map((p) => (/^([A-Z]\d+)[AW]?$/.exec(p) || [])[1]).filter(Boolean);
     },
     draw(svg, wire, marks) {
       const rows = wire.board.length, cols = wire.board[0].length;
-      S.clear(svg, (cols - 1) * STEP + 2 * PAD, (rows - 1) * STEP + 2 * PAD);
+      S.clear(svg, (cols - 1) * STEP + 2 * PAD, (rows - 1) * STEP + 2 * PAD + 6);
       const x = (c) => PAD + c * STEP, y = (r) => PAD + (rows - 1 - r) * STEP;
-      S.el(svg, "rect", {class: "ground", x: PAD - 20, y: PAD - 20, width: (cols - 1) * STEP + 40, height: (rows - 1) * STEP + 40, rx: 8});
+      S.el(svg, "rect", {class: "ground", x: PAD - 26, y: PAD - 26, width: (cols - 1) * STEP + 52, height: (rows - 1) * STEP + 52, rx: 8});
       for (let r = 0; r < rows; r++) S.el(svg, "line", {class: "line", x1: x(0), y1: y(r), x2: x(cols - 1), y2: y(r)});
       for (let c = 0; c < cols; c++) S.el(svg, "line", {class: "line", x1: x(c), y1: y(0), x2: x(c), y2: y(rows - 1)});
       for (let r = 0; r < rows - 1; r++) {
@@ -20,7 +20,7 @@
           else S.el(svg, "line", {class: "line", x1: x(c + 1), y1: y(r), x2: x(c), y2: y(r + 1)});
         }
       }
-      for (let c = 0; c < cols; c++) S.el(svg, "text", {class: "coord", x: x(c), y: y(0) + 30, "text-anchor": "middle"}, S.letters[c]);
+      for (let c = 0; c < cols; c++) S.el(svg, "text", {class: "coord", x: x(c), y: y(0) + 38, "text-anchor": "middle"}, S.letters[c]);
       for (let r = 0; r < rows; r++) S.el(svg, "text", {class: "coord", x: 7, y: y(r) + 5, "text-anchor": "middle"}, String(r + 1));
       const at = (name) => [S.letters.indexOf(name[0]), Number(name.slice(1)) - 1];
       if (marks.length > 1) {

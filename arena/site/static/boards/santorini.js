@@ -25,7 +25,7 @@
               S.el(g, "rect", {class: `block level${k}`, x: x(c) + inset, y: y(r) + inset,
                 width: CELL - 2 * inset, height: CELL - 2 * inset, rx: 3});
             }
-            if (level === 4) S.el(g, "circle", {class: "dome", cx: x(c) + CELL / 2, cy: y(r) + CELL / 2, r: CELL * 0.22});
+            if (level === 4) S.el(g, "circle", {class: "dome", cx: x(c) + CELL / 2, cy: y(r) + CELL / 2, r: CELL * 0.34});
             S.el(g, "text", {class: "level-label", x: x(c) + CELL - 6, y: y(r) + 14, "text-anchor": "end"}, String(Math.min(level, 3)));
           }
           if (marks.includes(at)) S.el(svg, "rect", {class: "mark", x: x(c) + 2, y: y(r) + 2, width: CELL - 4, height: CELL - 4});
@@ -35,7 +35,7 @@
         for (const at of squares) {
           const r = ROWS.indexOf(at[0]), c = Number(at[1]) - 1;
           S.el(svg, "circle", {class: `piece worker seat${seat}`, "data-piece": `worker${seat}`, "data-at": at,
-            cx: x(c) + CELL / 2, cy: y(r) + CELL / 2, r: CELL * 0.2});
+            cx: x(c) + CELL / 2, cy: y(r) + CELL / 2, r: CELL * 0.17});
         }
       });
     },
