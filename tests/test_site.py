@@ -23,7 +23,7 @@ import pytest
 from conftest import require
 
 import rules
-from arena.tournament import runner
+from arena.tournament import config, runner
 from arena.tournament.store import DB_NAME, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ def tournament_file(directory: Path, game: str, params: str, games: int = 2, bot
 def play(path: Path, results: Path) -> None:
     """Play the tournament's missing games for real (the referee in threads, the bots as processes)."""
     with ThreadPoolExecutor(2) as pool:
-        summary = runner.run(runner.load(path), results, executor=pool, progress=None)
+        summary = runner.run(config.load(path), results, executor=pool, progress=None)
     assert not summary.failures and summary.missing == 0, summary.failures
 
 

@@ -124,17 +124,17 @@ def positions(record: GameRecord) -> tuple[list[dict[str, Any]], str]:
     """The wire state before the first move and after every move of `record` (start moves
     included), and "" or why the record stops being playable (then the list stops there)."""
     try:
-        state = rules.load(record.game, **record.params).start()
+        game = rules.load(record.game, **record.params)
     except (ValueError, TypeError) as exc:
         return [], f"cannot set up {record.game}: {exc}"
-    states = [state.to_wire()]
-    for move in record.move_list():
-        try:
-            state = state.play(move)
-        except ValueError as exc:
-            return states, f"move {move!r} does not play: {exc}"
-        states.append(state.to_wire())
-    return states, ""
+    moves = record.move_list()
+    try:
+        states, problem = game.positions(moves), ""
+    except ValueError as exc:  # the rules name the first move that does not play, and its ply
+        ply = getattr(exc, "ply", None)
+        states = game.positions(moves[:ply - 1]) if isinstance(ply, int) else [game.start()]
+        problem = str(exc)
+    return [state.to_wire() for state in states], problem
 
 
 def compact_info(info: Any) -> dict[str, Any]:
