@@ -1,6 +1,7 @@
 """The published website in a real browser (headless Debian chromium driven by Selenium).
 
-One tiny tournament per game (random against greedy, 2 games; Domineering with a third bot), played
+One tiny tournament per game (random against greedy, 2 games; Domineering with a third bot that
+crashes at its third turn, for forfeits), played
 for real by the referee, published with `arena publish`; the pages are opened from file:// and,
 for `arena serve`, over HTTP while more games are played. With ARENA_SCREENSHOTS=1 the tests write
 their screenshots to docs/img/ (the README shows them), else to a temporary directory.
@@ -27,6 +28,7 @@ from arena.tournament import config, runner
 from arena.tournament.store import DB_NAME, Store
 
 ROOT = Path(__file__).resolve().parents[1]
+BROKEN = ROOT / "tests" / "bots" / "broken.py"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -75,7 +77,7 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("site")
     out = {}
     for game, params in GAMES.items():
-        third = [("rnd2", "random")] if game == "domineering" else []
+        third = [("crasher", f"{sys.executable} {BROKEN} crash")] if game == "domineering" else []
         bots = [("random", "random"), ("greedy", "greedy"), *third]
         path = tournament_file(base, game, params, bots=bots)
         play(path, base / "results")
@@ -231,6 +233,7 @@ def test_index_loads_without_errors_and_says_what_it_is(sites, browser, shots):
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", body)  # a date
     assert "Sonneborn-Berger" in body and "Elo" in body
     assert "Isolation" in body
+    assert "crashed: 4" in browser.find_element("id", "forfeits").text  # forfeits by reason
     screenshot(browser, shots / "site-index.png")
     screenshot(browser, shots / "site-index-360.png", NARROW_PX)
 
@@ -336,7 +339,7 @@ def test_bot_page_shows_results_time_and_games(sites, browser, shots):
     site = sites["domineering"]
     browser.get(url(site / "bots" / "greedy.html"))
     body = browser.find_element("tag name", "body").text
-    assert "Against each opponent" in body and "random" in body and "rnd2" in body
+    assert "Against each opponent" in body and "random" in body and "crasher" in body
     assert "limit" in browser.find_element("id", "time-chart").get_attribute("innerHTML")
     links = browser.find_elements("css selector", "#bot-games a")
     assert len(links) == 4
@@ -345,6 +348,14 @@ def test_bot_page_shows_results_time_and_games(sites, browser, shots):
     assert errors_in_log(browser) == []
     browser.get(url(site / "bots" / "greedy.html"))
     screenshot(browser, shots / "site-bot.png")
+    # a forfeit is shown with the referee's detail, on the bot's page and on the game's
+    forfeited = next(g.record for g in stored(site) if g.record.forfeit)
+    detail = forfeited.forfeit["detail"]
+    browser.get(url(site / "bots" / "crasher.html"))
+    assert detail and detail in browser.find_element("id", "forfeits").text
+    browser.get(url(site / "games" / f"{forfeited.game_id}.html"))
+    assert detail in browser.find_element("tag name", "body").text
+    assert errors_in_log(browser) == []
 
 
 def test_narrow_screens_do_not_scroll_sideways(sites, browser, shots):
