@@ -183,9 +183,11 @@ def publish_site(results_dir: str | Path, out: str | Path | None = None,
 
 # --- helpers for the templates ---
 
-_KNOWN = [("rank", "#", "num"), ("bot", "bot", "text"), ("games", "games", "num"), ("wins", "W", "num"),
-          ("draws", "D", "num"), ("losses", "L", "num"), ("points", "points", "num"),
-          ("score %", "score %", "num"), ("elo", "Elo ± 95%", "num"), ("SB", "SB", "num")]
+_KNOWN = [("rank", "#", "num"), ("bot", "bot", "text"), ("points", "points", "num"),
+          ("score %", "score %", "num"), ("elo", "Elo ± 95%", "num"), ("games", "games", "num"),
+          ("wins", "W", "num"), ("draws", "D", "num"), ("losses", "L", "num"), ("SB", "SB", "num")]
+"""Standings columns in the order shown: what a reader looks for first comes first (phones show
+the first few without scrolling)."""
 _TAIL = [("forfeits", "forfeits", "num"), ("forfeit reasons", "forfeit reasons", "text")]
 _HIDDEN = {"elo ±"}
 
