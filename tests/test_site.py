@@ -435,3 +435,52 @@ def test_records_are_embedded_as_json_that_cannot_close_the_script(sites):
     data = re.search(r'<script type="application/json" id="game-data">(.*?)</script>', page, re.S).group(1)
     parsed = json.loads(data)
     assert parsed["states"][0]["game"] == "freedom" and "<" not in data
+
+
+def test_fields_of_newer_records_are_shown(tmp_path):
+    """A double forfeit (0-0), bot errors and isolation (issues 12 and 13) as other versions write
+    them. Hand-made records: the fields are what is tested, not the games (records without them
+    are every other test's)."""
+    from arena.match.records import GameRecord, MoveRecord
+    from arena.site import SiteBuilder
+    from arena.tournament.store import StoredGame
+
+    def record(gid, players, **extra):
+        r = GameRecord(game_id=gid, game="domineering", params={"rows": 4, "cols": 4}, players=players,
+                       time_control="0.2", moves=[MoveRecord(0, 0, "1A", 0.01), MoveRecord(1, 1, "1C", 0.19)])
+        for key, value in extra.items():
+            setattr(r, key, value)  # fields this version's GameRecord may not have yet
+        return r
+
+    both = [{"seat": 0, "reason": "no_hello", "detail": "never said hello"},
+            {"seat": 1, "reason": "crashed", "detail": "exit 3"}]
+    games = [
+        record("ann-vs-bob-g0", ["ann", "bob"], winner=None, reason="double_forfeit",
+               forfeit={"seat": None, "reason": "double_forfeit", "both": both,
+                        "detail": "seat 0 no_hello: ...; seat 1 crashed: ..."},
+               errors=[0, 0], isolation="none: bwrap not installed"),
+        record("ann-vs-bob-g1", ["bob", "ann"], winner=0, reason="no legal move", errors=[2, 0],
+               isolation="sandbox"),
+    ]
+    fingerprint = {"name": "hand", "game": "domineering", "params": {"rows": 4, "cols": 4},
+                   "time_control": "0.2", "seed": 1, "games_per_pairing": 2,
+                   "bots": [{"name": "ann", "command": "random"}, {"name": "bob", "command": "greedy"}]}
+    stored_games = [StoredGame("ann-vs-bob", n, g) for n, g in enumerate(games)]
+
+    class Given(SiteBuilder):  # these records as the store of a version with those fields gives them
+        def load(self):
+            return fingerprint, stored_games
+
+    Given(tmp_path).build()
+    site = tmp_path / "site"
+    double = (site / "games" / "ann-vs-bob-g0.html").read_text()
+    assert "0-0" in double and "double forfeit" in double
+    assert "never said hello" in double and "exit 3" in double  # each bot's forfeit, with its detail
+    assert "bwrap not installed" in double
+    assert "bot errors" in (site / "games" / "ann-vs-bob-g1.html").read_text()
+    listing = (site / "games.html").read_text()
+    assert 'data-result="0-0"' in listing and "bot errors 2/0" in listing
+    index = (site / "index.html").read_text()
+    assert "none: bwrap not installed: 1 game" in index and "sandbox: 1 game" in index
+    assert "no_hello: 1" in index and "crashed: 1" in index
+    assert "2 bot errors" in (site / "bots" / "bob.html").read_text()
