@@ -416,11 +416,41 @@ def test_serve_shows_a_game_finished_after_the_page_was_opened(tmp_path, browser
         server.stderr.close()
 
 
+def test_tournament_run_serve_serves_during_and_after_the_run(tmp_path):
+    import signal
+    import urllib.request
+
+    path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4", games=2)
+    command = [sys.executable, "-m", "arena", "tournament", "run", path.name, "--serve", "--port", "0"]
+    run = subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        match = re.search(r"http://127\.0\.0\.1:\d+/", run.stdout.readline())
+        assert match
+        for line in run.stderr:
+            if "still serving" in line:
+                break
+        with urllib.request.urlopen(match.group(0) + "index.html", timeout=10) as answer:
+            page = answer.read().decode()
+        assert "2 of 2 played" in page and "window.ARENA_LIVE" in page
+        with urllib.request.urlopen(match.group(0) + "live.json", timeout=10) as answer:
+            assert json.load(answer) == {"version": 2}
+        run.send_signal(signal.SIGINT)
+        assert run.wait(timeout=20) == 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+        run.stdout.close()
+        run.stderr.close()
+
+
 def test_bad_input_is_one_line(tmp_path, sites, capsys):
     path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4")
     results = sites["domineering"].parent
     for args, named in ((("publish", "nothing-here", "--results", str(tmp_path)), "nothing-here"),
                         (("serve", str(path), "--port", "70000"), "--port"),
+                        (("tournament", "run", str(path), "--port", "8000"), "--serve"),
                         (("publish", str(path), "--results", str(tmp_path)), "no results yet"),
                         (("publish", str(results), "--out", str(results)), "database")):
         code, _, err = arena(capsys, *args)

@@ -115,6 +115,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             cluster.require_dask()
         except cluster.ClusterError as exc:
             raise CommandError(str(exc)) from None
+    if args.port is not None and not args.serve:
+        raise CommandError("--port is the port of --serve; add --serve")
     tour = config.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
@@ -146,7 +148,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:
         if not summary.interrupted:
             server.live.refresh()
-            _serve_until_interrupted(server, "the run is over")
+            print(f"the run is over; still serving {server.url}, Ctrl-C to stop", file=sys.stderr, flush=True)
+            _wait_for_ctrl_c()
         server.stop()
     if summary.interrupted:
         print(f"arena: interrupted with {missing} games left; run the same command again to finish",
@@ -185,49 +188,37 @@ def cmd_standings(args: argparse.Namespace) -> int:
 @_guard
 def cmd_publish(args: argparse.Namespace) -> int:
     """arena publish TOURNAMENT [--out DIR]"""
-    from arena.site.build import default_out, publish_site
+    from arena.site.build import SiteError, check_out, default_out, publish_site
     from arena.tournament.standings import publish
 
     out = results_dir_of(args.tournament, args.results)
+    try:
+        site = check_out(Path(args.out) if args.out else default_out(out), out)
+    except SiteError as exc:
+        raise CommandError(str(exc)) from None
     written = publish(out)
+    publish_site(out, site, args.tournament if Path(args.tournament).is_file() else None)
     print(f"wrote {len(written)} files under {out}: " + ", ".join(
         sorted({str(p.relative_to(out)).split(os.sep)[0] for p in written})))
-    site = Path(args.out) if args.out else default_out(out)
-    _check_site_dir(site, out)
-    publish_site(out, site, args.tournament if Path(args.tournament).is_file() else None)
     print(f"website: {(site / 'index.html').resolve().as_uri()}")
     return EXIT_OK
 
 
-def _check_site_dir(site: Path, results: Path) -> None:
-    """The site directory is copied to web hosts: it must not hold (or be) the results directory."""
-    if site.resolve() == results.resolve() or (site / DB_NAME).exists() or (
-            site.resolve() in results.resolve().parents):
-        raise CommandError(f"--out {site}: the website would hold the results database; "
-                           "choose a directory of its own")
-
-
 def _site_server(results: Path, out: str | None, tournament: str, fingerprint: dict | None, port: int | None):
-    """A started SiteServer for `results` (arena.site.serve), or CommandError naming the port."""
-    from arena.site.build import SiteBuilder, default_out
-    from arena.site.serve import DEFAULT_PORT, SiteServer
+    """arena.site.serve.open_server, its errors as CommandError; prints the address."""
+    from arena.site.build import SiteError
+    from arena.site.serve import open_server
 
-    port = DEFAULT_PORT if port is None else port
-    if not 0 <= port <= 65535:
-        raise CommandError(f"--port must be 0..65535, got {port}")
-    site = Path(out) if out else default_out(results)
-    _check_site_dir(site, results)
-    builder = SiteBuilder(results, site, tournament if Path(tournament).is_file() else None, fingerprint)
     try:
-        server = SiteServer(builder, port).start()
-    except OSError as exc:
-        raise CommandError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
-    print(f"serving {server.url} (the site in {site}); Ctrl-C to stop", flush=True)
+        file = tournament if Path(tournament).is_file() else None
+        server = open_server(results, out, file, fingerprint, port)
+    except SiteError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"serving {server.url} (the site in {server.live.builder.out}); Ctrl-C to stop", flush=True)
     return server
 
 
-def _serve_until_interrupted(server, why: str) -> None:
-    print(f"{why}; still serving {server.url}, Ctrl-C to stop", file=sys.stderr, flush=True)
+def _wait_for_ctrl_c() -> None:
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
@@ -245,9 +236,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         results, fingerprint = results_dir_of(args.tournament, args.results), None
     server = _site_server(results, args.out, args.tournament, fingerprint, args.port)
     try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
+        _wait_for_ctrl_c()
     finally:
         server.stop()
     return EXIT_OK

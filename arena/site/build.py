@@ -29,9 +29,24 @@ STATIC = HERE / "static"
 FORMAT_NAMES = {"round_robin": "round robin", "": "round robin"}
 
 
+class SiteError(ValueError):
+    """A site that cannot be written where asked; the message names the directory."""
+
+
 def default_out(results_dir: str | Path) -> Path:
     """Where `arena publish` writes the site: results/<name>/site/."""
     return Path(results_dir) / SITE_DIR_NAME
+
+
+def check_out(site: str | Path, results_dir: str | Path) -> Path:
+    """`site` if the website may go there: a site is copied to web hosts, so it must not hold (or
+    be, or contain) the results directory with its database and lock."""
+    site, results = Path(site), Path(results_dir)
+    if (site.resolve() == results.resolve() or site.resolve() in results.resolve().parents
+            or (site / DB_NAME).exists()):
+        raise SiteError(f"--out {site}: the website would hold the results database; "
+                        "choose a directory of its own")
+    return site
 
 
 def page_extras(tournament_file: str | Path | None) -> dict[str, str]:
@@ -177,8 +192,10 @@ class SiteBuilder:
 
 def publish_site(results_dir: str | Path, out: str | Path | None = None,
                  tournament_file: str | Path | None = None) -> list[Path]:
-    """Write the tournament's site (default results_dir/site/); returns the files written."""
-    return SiteBuilder(results_dir, out, tournament_file).build()
+    """Write the tournament's site (default results_dir/site/); returns the files written.
+    SiteError if `out` would hold the results database."""
+    site = check_out(out if out is not None else default_out(results_dir), results_dir)
+    return SiteBuilder(results_dir, site, tournament_file).build()
 
 
 # --- helpers for the templates ---

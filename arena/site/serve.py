@@ -17,7 +17,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TextIO
 
-from arena.site.build import SiteBuilder
+from arena.site.build import SiteBuilder, SiteError, check_out, default_out
 from arena.tournament.store import DB_NAME
 
 HOST = "127.0.0.1"
@@ -149,3 +149,19 @@ class SiteServer:
         self.live.stop()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def open_server(results_dir: Path, out: str | Path | None = None, tournament_file: str | Path | None = None,
+                fingerprint: dict | None = None, port: int | None = None) -> SiteServer:
+    """A started server of the site of `results_dir` (written to `out`, default results_dir/site/);
+    `fingerprint` (the tournament file's) stands in until the first game is stored. SiteError names
+    a bad port or directory."""
+    port = DEFAULT_PORT if port is None else port
+    if not 0 <= port <= 65535:
+        raise SiteError(f"--port must be 0..65535, got {port}")
+    site = check_out(out if out is not None else default_out(results_dir), results_dir)
+    builder = SiteBuilder(results_dir, site, tournament_file, fingerprint)
+    try:
+        return SiteServer(builder, port).start()
+    except OSError as exc:
+        raise SiteError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from None
