@@ -11,9 +11,9 @@
   const list = document.getElementById("moves");
   const last = data.states.length - 1;
   let ply = 0;
-  if (board.seatClass) {  // e.g. Domineering: a seat's colour is its orientation's
-    for (const seat of [0, 1]) document.getElementById(`dot${seat}`).className = `dot ${board.seatClass(seat, data.params)}`;
-  }
+  // a seat's colour; Domineering's belongs to the orientation the seat plays
+  const seatClass = (seat) => (board.seatClass ? board.seatClass(seat, data.params) : `seat${seat}`);
+  for (const seat of [0, 1]) document.getElementById(`dot${seat}`).className = `dot ${seatClass(seat)}`;
 
   const text = (tag, content, cls) => {
     const node = document.createElement(tag);
@@ -31,7 +31,7 @@
     const a = text("a");
     a.href = `#ply=${i + 1}`;
     a.dataset.ply = String(i + 1);
-    a.appendChild(text("i", undefined, `dot seat${p.seat}`));
+    a.appendChild(text("i", undefined, `dot ${seatClass(p.seat)}`));
     a.appendChild(text("span", p.move, "mv"));
     a.appendChild(text("span", p.start ? "start" : secs(p.time_s), "t"));
     li.appendChild(a);
@@ -40,8 +40,10 @@
 
   function showInfo(n) {
     infoBox.textContent = "";
+    const result = () => infoBox.appendChild(text("p", `Result ${data.result}: ${data.result_words}`, "final"));
     if (n === 0) {
       infoBox.appendChild(text("p", `Start: ${data.players[0]} (seat 0) against ${data.players[1]} (seat 1).`));
+      if (last === 0) result();  // a game that ended before its first move (a forfeit)
       return;
     }
     const p = data.plies[n - 1];
@@ -71,7 +73,7 @@
       if (!["depth", "score", "nodes", "pv", "candidates", "more candidates"].includes(key)) add(key, fmt(value));
     }
     if (dl.childNodes.length) infoBox.appendChild(dl);
-    if (n === last && data.result_words) infoBox.appendChild(text("p", `Result ${data.result}: ${data.result_words}`, "final"));
+    if (n === last) result();
   }
 
   function show(n) {
