@@ -44,7 +44,7 @@ LETTERS = string.ascii_uppercase
 
 def tournament_file(directory: Path, game: str, params: str, games: int = 2, bots=None) -> Path:
     bots = bots or [("random", "random"), ("greedy", "greedy")]
-    text = (f'name = "{game}"\ngame = "{game}"\ntime = "0.5"\ngames_per_pairing = {games}\nseed = 3\n'
+    text = (f'name = "{game}"\ngame = "{game}"\ntime = "2"\ngames_per_pairing = {games}\nseed = 3\n'
             f'title = "{game.capitalize()} <cup>"\ndescription = "A tiny {game} tournament for the tests."\n'
             f"[params]\n{params}\n")
     text += "".join(f'[[bots]]\nname = "{n}"\ncommand = "{c}"\n' for n, c in bots)
@@ -229,7 +229,7 @@ def test_index_loads_without_errors_and_says_what_it_is(sites, browser, shots):
     body = browser.find_element("tag name", "body").text
     assert "Domineering <cup>" in browser.title  # the file's title, escaped, not markup
     assert "A tiny domineering tournament for the tests." in body
-    assert "0.5 s a move" in body and "round robin" in body and "6 of 6 played" in body
+    assert "2 s a move" in body and "round robin" in body and "6 of 6 played" in body
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", body)  # a date
     assert "Sonneborn-Berger" in body and "Elo" in body
     assert "Isolation" in body
