@@ -70,9 +70,12 @@ def result(record: GameRecord) -> str:
     return "1/2-1/2" if w is None else ("1-0" if w == 0 else "0-1")
 
 
+_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "0-0": (0.0, 0.0), "1/2-1/2": (0.5, 0.5)}
+
+
 def points(record: GameRecord, seat: int) -> float:
-    text = result(record)
-    return {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "0-0": (0.0, 0.0)}.get(text, (0.5, 0.5))[seat]
+    """`seat`'s points in this game (a double forfeit scores 0 for both)."""
+    return _POINTS.get(result(record), (0.5, 0.5))[seat]
 
 
 def errors(record: GameRecord) -> list[int]:
@@ -222,10 +225,6 @@ class GameRow:
     max_move_s: list[float]
     started_at: str
     file: str
-
-    def points(self, bot: str) -> float:
-        seat = self.players.index(bot)
-        return {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "0-0": (0.0, 0.0)}.get(self.result, (0.5, 0.5))[seat]
 
 
 def game_row(stored: StoredGame) -> GameRow:
