@@ -223,7 +223,8 @@ def test_publish_writes_every_file(tmp_path):
             pairing, number = g.game_id.rsplit("-g", 1)
             assert store.add_game(pairing, int(number), g)
     written = {p.name for p in publish(tmp_path)}
-    assert {"standings.md", "standings.csv", "crosstable.md", "games.csv", "index.html"} <= written
+    assert {"standings.md", "standings.csv", "crosstable.md", "games.csv"} <= written
+    assert "index.html" not in written  # the website is arena.site's, in site/ (tests/test_site.py)
     with open(tmp_path / "standings.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [r["bot"] for r in rows] == ["ann", "cat", "bob"]
@@ -233,8 +234,13 @@ def test_publish_writes_every_file(tmp_path):
     records = sorted((tmp_path / "records").glob("*.json"))
     assert len(records) == 6
     assert json.loads(records[0].read_text())["game_id"] == "ann-vs-bob-g0"
-    page = (tmp_path / "index.html").read_text()
-    assert "<table" in page and "ann" in page and "4.25" in page and "http" not in page  # self-contained
+    from arena.site import publish_site
+
+    site = {p.relative_to(tmp_path / "site").as_posix() for p in publish_site(tmp_path)}
+    assert {"index.html", "games.html", "bots/ann.html", "games/ann-vs-cat-g1.html"} <= site
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "ann" in page and "4.25" in page and "crashed 1" in page
+    assert "exit 1" in (tmp_path / "site" / "bots" / "cat.html").read_text()  # a forfeit's detail
     assert "| ann" in (tmp_path / "standings.md").read_text()
     text = report(tmp_path)
     assert "6/6 games played" in text and "ann" in text

@@ -247,7 +247,7 @@ def test_small_round_robin_finishes(tmp_path):
     published = arena("publish", "rr", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     out = tmp_path / "results" / "rr"
-    for name in ("standings.md", "standings.csv", "crosstable.md", "games.csv", "index.html"):
+    for name in ("standings.md", "standings.csv", "crosstable.md", "games.csv", "site/index.html"):
         assert (out / name).stat().st_size > 0
     assert len(list((out / "records").glob("*.json"))) == 6
     # a changed file is refused with a reason, and nothing stored is lost

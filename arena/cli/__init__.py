@@ -17,7 +17,7 @@ from arena import __version__
 
 COMMANDS = [
     ("arena.cli.match", "add_match_parser"),  # match
-    ("arena.cli.tournament", "add_tournament_parsers"),  # tournament run, standings, publish, submit
+    ("arena.cli.tournament", "add_tournament_parsers"),  # tournament run, standings, publish, serve, submit
     ("arena.cli.play", "add_play_parsers"),  # play, watch, replay
 ]
 """The commands' modules: (module, function registering them on the subparsers); a module that is

@@ -1,4 +1,4 @@
-"""The tournament commands of `arena`: tournament run, standings, publish, submit.
+"""The tournament commands of `arena`: tournament run, standings, publish, serve, submit.
 
 arena/cli/__init__.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
 the parsed arguments and returns the exit code: 0 done, 1 games left to play (run it again),
@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 from arena.cli.common import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, BadInput, guard
@@ -29,9 +30,10 @@ _guard = guard("arena", (BadInput, config.TournamentError, StoreError, LaunchErr
 
 
 def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
-    """Register `tournament run`, `standings`, `publish` and `submit` on `arena`'s subparsers."""
+    """Register `tournament run`, `standings`, `publish`, `serve` and `submit` on `arena`'s subparsers."""
     results_help = "the directory holding every tournament's results (default: results)"
     which_help = "the tournament file, or its name under --results"
+    port_help = "the port of the local web server (default 8000; 0 picks a free one)"
 
     tour = subparsers.add_parser("tournament", help="run a round-robin tournament from a TOML file")
     tsub = tour.add_subparsers(dest="tournament_command", metavar="COMMAND")
@@ -45,6 +47,10 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                           "or local:N for N local worker processes (needs: pip install 'arena[dask]')")
     run.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
+    run.add_argument("--serve", action="store_true",
+                     help="serve the results site on http://127.0.0.1:PORT/ during the run and after it "
+                          "(until Ctrl-C), as `arena serve` does")
+    run.add_argument("--port", type=int, default=None, help=port_help)
     run.set_defaults(func=cmd_run)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
@@ -53,10 +59,21 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     st.add_argument("--markdown", action="store_true", help="print markdown tables")
     st.set_defaults(func=cmd_standings)
 
-    pub = subparsers.add_parser("publish", help="write standings, crosstable, games and index.html")
+    pub = subparsers.add_parser("publish", help="write standings, crosstable, games and the results website")
     pub.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
     pub.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+    pub.add_argument("--out", metavar="DIR", default=None,
+                     help="where the website goes (default: results/<name>/site/); copy it to any web host")
     pub.set_defaults(func=cmd_publish)
+
+    srv = subparsers.add_parser("serve", help="serve the results website on localhost, kept current "
+                                              "while the tournament runs")
+    srv.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
+    srv.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+    srv.add_argument("--port", type=int, default=None, help=port_help)
+    srv.add_argument("--out", metavar="DIR", default=None,
+                     help="where the website is written (default: results/<name>/site/)")
+    srv.set_defaults(func=cmd_serve)
 
     sub = subparsers.add_parser("submit",
                                 help="check a bot against the random bot, then add it to a tournament")
@@ -98,9 +115,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             cluster.require_dask()
         except cluster.ClusterError as exc:
             raise CommandError(str(exc)) from None
+    if args.port is not None and not args.serve:
+        raise CommandError("--port is the port of --serve; add --serve")
     tour = config.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
+    server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
     print(f"{tour.name}: {tour.game}{_params(tour.game, tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, "
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
@@ -111,13 +131,18 @@ def cmd_run(args: argparse.Namespace) -> int:
               "machine: bots will wait for a core while their clock runs, so the clocks are no longer fair",
               file=sys.stderr)
     progress = None if args.quiet or nothing_to_play else sys.stderr
-    if args.cluster is not None:
-        try:
-            summary = cluster.run(tour, args.results, args.cluster, progress=progress)
-        except cluster.ClusterError as exc:
-            raise CommandError(str(exc)) from None
-    else:
-        summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress)
+    try:
+        if args.cluster is not None:
+            try:
+                summary = cluster.run(tour, args.results, args.cluster, progress=progress)
+            except cluster.ClusterError as exc:
+                raise CommandError(str(exc)) from None
+        else:
+            summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress)
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
     if not args.quiet:
@@ -125,6 +150,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         print(report(out))
     missing = tour.total_games() - _stored(out)
+    if server is not None:
+        if not summary.interrupted:
+            server.live.refresh()
+            print(f"the run is over; still serving {server.url}, Ctrl-C to stop", file=sys.stderr, flush=True)
+            _wait_for_ctrl_c()
+        server.stop()
     if summary.interrupted:
         print(f"arena: interrupted with {missing} games left; run the same command again to finish",
               file=sys.stderr)
@@ -177,13 +208,58 @@ def cmd_standings(args: argparse.Namespace) -> int:
 
 @_guard
 def cmd_publish(args: argparse.Namespace) -> int:
-    """arena publish TOURNAMENT"""
+    """arena publish TOURNAMENT [--out DIR]"""
+    from arena.site.build import SiteError, check_out, default_out, publish_site
     from arena.tournament.standings import publish
 
     out = results_dir_of(args.tournament, args.results)
+    try:
+        site = check_out(Path(args.out) if args.out else default_out(out), out)
+    except SiteError as exc:
+        raise CommandError(str(exc)) from None
     written = publish(out)
+    publish_site(out, site, args.tournament if Path(args.tournament).is_file() else None)
     print(f"wrote {len(written)} files under {out}: " + ", ".join(
         sorted({str(p.relative_to(out)).split(os.sep)[0] for p in written})))
+    print(f"website: {(site / 'index.html').resolve().as_uri()}")
+    return EXIT_OK
+
+
+def _site_server(results: Path, out: str | None, tournament: str, fingerprint: dict | None, port: int | None):
+    """arena.site.serve.open_server, its errors as CommandError; prints the address."""
+    from arena.site.build import SiteError
+    from arena.site.serve import open_server
+
+    try:
+        file = tournament if Path(tournament).is_file() else None
+        server = open_server(results, out, file, fingerprint, port)
+    except SiteError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"serving {server.url} (the site in {server.live.builder.out}); Ctrl-C to stop", flush=True)
+    return server
+
+
+def _wait_for_ctrl_c() -> None:
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+
+
+@_guard
+def cmd_serve(args: argparse.Namespace) -> int:
+    """arena serve TOURNAMENT [--port PORT]: the site, rebuilt as games are stored, until Ctrl-C."""
+    path = Path(args.tournament)
+    if path.is_file():
+        tour = config.load(path, check_commands=False)
+        results, fingerprint = tour.results_dir(args.results), tour.fingerprint()
+    else:
+        results, fingerprint = results_dir_of(args.tournament, args.results), None
+    server = _site_server(results, args.out, args.tournament, fingerprint, args.port)
+    try:
+        _wait_for_ctrl_c()
+    finally:
+        server.stop()
     return EXIT_OK
 
 

@@ -1,4 +1,5 @@
-"""Standings, crosstable and games table with pandas; text and markdown with tabulate; `publish`.
+"""Standings, crosstable and games table with pandas; text and markdown with tabulate; `publish`
+(the md and csv files; the website is arena.site's).
 
 The only module of arena that imports pandas and tabulate.
 
@@ -11,7 +12,6 @@ against each x that opponent's total), then wins; bots level on all four share a
 """
 from __future__ import annotations
 
-import html
 import json
 import os
 from collections import Counter
@@ -293,7 +293,8 @@ def report(results_dir: str | Path, fmt: str = "simple") -> str:
 
 
 def publish(results_dir: str | Path) -> list[Path]:
-    """Write standings.md, standings.csv, crosstable.md, games.csv, records/ and index.html."""
+    """Write standings.md, standings.csv, crosstable.md, games.csv and records/ (the website is
+    arena.site's, in its own directory)."""
     out = Path(results_dir)
     fingerprint, games = load(out)
     order = [b["name"] for b in fingerprint.get("bots", [])]
@@ -328,7 +329,6 @@ def publish(results_dir: str | Path) -> list[Path]:
             except ValueError:
                 continue  # a record whose moves do not make a game file is still in its JSON
             write(f"records/{stem}.txt", text if text.endswith("\n") else text + "\n")
-    write("index.html", _html(fingerprint, summary, table, cross, gtable))
     return written
 
 
@@ -342,29 +342,3 @@ def _santorini_writer():
     except ImportError:
         return None
     return getattr(santorini, "write_game_file", None)
-
-
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f0f0f0; }
-td:nth-child(2), th:nth-child(2) { text-align: left; }
-caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
-"""
-
-
-def _html(fingerprint: dict[str, Any], summary: str, table: pd.DataFrame, cross: pd.DataFrame,
-          gtable: pd.DataFrame) -> str:
-    title = html.escape(str(fingerprint.get("name", "tournament")))
-    parts = [
-        "<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>{title} standings</title><style>{_CSS}</style></head><body>",
-        f"<h1>{title}</h1>", f"<p>{html.escape(summary)}</p>",
-        "<h2>Standings</h2>", display_standings(table).to_html(index=False, escape=True, border=0),
-        "<h2>Crosstable</h2><p>Points of the row bot against the column bot.</p>",
-        display_crosstable(cross).to_html(escape=True, border=0),
-        "<h2>Games</h2>", gtable.to_html(index=False, escape=True, border=0),
-        "</body></html>",
-    ]
-    return "\n".join(parts) + "\n"

@@ -1,0 +1,16 @@
+"""arena.site: a tournament's results as a static website, and a server that keeps it current.
+
+`publish_site(results_dir)` writes `results/<name>/site/`: index.html (standings, crosstable),
+games.html, bots/<bot>.html, games/<game id>.html (a replay viewer), records/ (each game's JSON
+record and move file) and static/ (CSS and one small JS module per game that draws its board as
+SVG). Pages are rendered from Jinja2 templates (templates/); every position a page shows is a wire
+state computed here with `rules` and embedded as JSON, so the pages work from file:// and from any
+static host, and no JavaScript re-implements a game's rules. `serve` (serve.py) serves that
+directory on 127.0.0.1 and rebuilds it whenever the results database changes.
+
+May import: arena.tournament, arena.match, rules, Jinja2 and pandas. Nothing of arena imports it
+except arena.cli.
+"""
+from arena.site.build import SiteBuilder, publish_site
+
+__all__ = ["SiteBuilder", "publish_site"]

@@ -1,0 +1,375 @@
+"""What the pages show, as plain data: the tournament, standings, crosstable, bots and games.
+
+Everything a template needs is computed here from the stored game records, so the templates only
+lay it out. Fields that other versions of the record add (`errors`, `isolation`, a double
+forfeit's `both`) are read defensively: missing means not shown, or "unknown".
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import rules
+from arena.match.clock import TimeControl
+from arena.match.movefile import format_moves, record_header
+from arena.match.records import GameRecord
+from arena.tournament.store import StoredGame
+
+MAX_INFO_ITEMS = 8
+"""Candidates shown per move (best first), like the terminal replay."""
+MAX_PV_MOVES = 12
+MAX_TEXT_CHARS = 300
+"""Longest string of a bot's info kept on a game page."""
+LOG_TAIL_LINES = 20
+"""Lines of a bot's log shown per game on its page."""
+DOUBLE_FORFEIT = "double_forfeit"
+
+ELO_NOTE = ("Elo: a rating fitted to all games at once (maximum likelihood, draws as half points, "
+            "centred on 1500); 200 points more means about a 76% expected score. ± is the 95% interval.")
+SB_NOTE = ("SB (Sonneborn-Berger): the sum over opponents of the points scored against each opponent "
+           "times that opponent's total points; it breaks ties in points.")
+
+
+def safe_name(name: str) -> str:
+    """A file name for a bot or game id (they are already restricted; this is a second fence)."""
+    return "".join(c if c.isalnum() or c in "-_.+" else "_" for c in name) or "_"
+
+
+# --- one game's result, read defensively ---
+
+def winner_seat(record: GameRecord) -> int | None:
+    """The winning seat, None for a draw or a double forfeit."""
+    method = getattr(record, "winner_seat", None)
+    if callable(method):
+        return method()
+    if record.winner in (0, 1):
+        return record.winner
+    forfeit = record.forfeit or {}
+    if forfeit.get("seat") in (0, 1) and not is_double_forfeit(record):
+        return 1 - forfeit["seat"]
+    return None
+
+
+def is_double_forfeit(record: GameRecord) -> bool:
+    forfeit = record.forfeit or {}
+    return record.reason == DOUBLE_FORFEIT or forfeit.get("reason") == DOUBLE_FORFEIT or (
+        bool(forfeit) and forfeit.get("seat") is None)
+
+
+def result(record: GameRecord) -> str:
+    """"1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit (issue 13's GameRecord.result)."""
+    method = getattr(record, "result", None)
+    if callable(method):
+        return method()
+    if is_double_forfeit(record):
+        return "0-0"
+    w = winner_seat(record)
+    return "1/2-1/2" if w is None else ("1-0" if w == 0 else "0-1")
+
+
+_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "0-0": (0.0, 0.0), "1/2-1/2": (0.5, 0.5)}
+
+
+def points(record: GameRecord, seat: int) -> float:
+    """`seat`'s points in this game (a double forfeit scores 0 for both)."""
+    return _POINTS.get(result(record), (0.5, 0.5))[seat]
+
+
+def errors(record: GameRecord) -> list[int]:
+    """Moves per seat on which the bot's own code failed (issue 13); [0, 0] when not recorded."""
+    value = getattr(record, "errors", None)
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return value
+    return [0, 0]
+
+
+def isolation(record: GameRecord) -> str:
+    """"sandbox", "none: <why>", or "" when the record does not say (issue 12)."""
+    value = getattr(record, "isolation", "")
+    return value if isinstance(value, str) else ""
+
+
+def forfeits(record: GameRecord) -> list[dict[str, Any]]:
+    """Each forfeit of the game as {"seat", "bot", "reason", "detail"} (two for a double forfeit)."""
+    forfeit = record.forfeit
+    if not forfeit:
+        return []
+    both = forfeit.get("both")
+    items = both if isinstance(both, list) and both else [forfeit]
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        seat = item.get("seat")
+        out.append({"seat": seat, "bot": record.players[seat] if seat in (0, 1) else "both",
+                    "reason": str(item.get("reason", "unknown")), "detail": str(item.get("detail", ""))})
+    return out
+
+
+def result_words(record: GameRecord) -> str:
+    """The result in words: who won and why."""
+    w = winner_seat(record)
+    text = result(record)
+    scores = f" {record.scores[0]}-{record.scores[1]}" if record.scores else ""
+    if text == "0-0":
+        return "double forfeit: both bots lose"
+    if w is None:
+        return f"draw{scores} ({record.reason})"
+    return f"{record.players[w]} wins{scores} ({record.reason})"
+
+
+# --- positions ---
+
+def positions(record: GameRecord) -> tuple[list[dict[str, Any]], str]:
+    """The wire state before the first move and after every move of `record` (start moves
+    included), and "" or why the record stops being playable (then the list stops there)."""
+    try:
+        game = rules.load(record.game, **record.params)
+    except (ValueError, TypeError) as exc:
+        return [], f"cannot set up {record.game}: {exc}"
+    moves = record.move_list()
+    try:
+        states, problem = game.positions(moves), ""
+    except ValueError as exc:  # the rules name the first move that does not play, and its ply
+        ply = getattr(exc, "ply", None)
+        states = game.positions(moves[:ply - 1]) if isinstance(ply, int) else [game.start()]
+        problem = str(exc)
+    return [state.to_wire() for state in states], problem
+
+
+def compact_info(info: Any) -> dict[str, Any]:
+    """A bot's info for the page: pv and candidates shortened, long strings cut."""
+    if not isinstance(info, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in info.items():
+        key = str(key)[:40]
+        if key == "pv" and isinstance(value, list):
+            more = ["…"] if len(value) > MAX_PV_MOVES else []
+            out[key] = [str(m)[:40] for m in value[:MAX_PV_MOVES]] + more
+        elif key == "candidates":
+            if isinstance(value, dict):
+                value = [{"move": m, "score": s} for m, s in value.items()]
+            if isinstance(value, list):
+                good = [c for c in value if isinstance(c, dict) and "move" in c]
+                good.sort(key=lambda c: -c["score"] if isinstance(c.get("score"), (int, float)) else math.inf)
+                out[key] = [{"move": str(c["move"])[:40], "score": _plain(c.get("score"))}
+                            for c in good[:MAX_INFO_ITEMS]]
+                if len(good) > MAX_INFO_ITEMS:
+                    out["more candidates"] = len(good) - MAX_INFO_ITEMS
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return round(value, 4) if math.isfinite(value) else str(value)
+    return str(value)[:MAX_TEXT_CHARS]
+
+
+def per_move_limit(time_control: str) -> float | None:
+    """The per-move limit in seconds of a record's time control, None for BASE+INC or unreadable."""
+    try:
+        clock = TimeControl.parse(str(time_control).split(" / ")[0])
+    except (ValueError, TypeError):
+        return None
+    if clock.per_move is None or math.isinf(clock.per_move):
+        return None
+    return clock.per_move
+
+
+def describe_clock(time_control: str) -> str:
+    try:
+        clock = TimeControl.parse(str(time_control).split(" / ")[0])
+    except (ValueError, TypeError):
+        return str(time_control)
+    if clock.per_move is not None:
+        return "unlimited" if math.isinf(clock.per_move) else f"{clock.per_move:g} s a move"
+    return f"{clock.base:g} s a game + {clock.increment:g} s a move"
+
+
+def move_file_text(record: GameRecord) -> str | None:
+    """The game's move file (Santorini's game file), or None when the moves do not make one."""
+    try:
+        return format_moves(record.game, record.move_list(), record_header(record))
+    except (ValueError, ImportError, AttributeError):
+        return None
+
+
+# --- the pages' data ---
+
+@dataclass
+class GameRow:
+    """One game as the tables show it."""
+
+    game_id: str
+    pairing: str
+    number: int
+    players: list[str]
+    result: str
+    winner: str
+    reason: str
+    plies: int
+    forfeits: list[dict[str, Any]]
+    errors: list[int]
+    isolation: str
+    time_s: list[float]
+    max_move_s: list[float]
+    started_at: str
+    file: str
+
+
+def game_row(stored: StoredGame) -> GameRow:
+    r = stored.record
+    used = [0.0, 0.0]
+    longest = [0.0, 0.0]
+    for m in r.moves:
+        if m.seat in (0, 1):
+            used[m.seat] += m.time_s
+            longest[m.seat] = max(longest[m.seat], m.time_s)
+    w = winner_seat(r)
+    return GameRow(
+        game_id=r.game_id, pairing=stored.pairing, number=stored.number, players=list(r.players),
+        result=result(r), winner="" if w is None else r.players[w], reason=r.reason, plies=len(r.moves),
+        forfeits=forfeits(r), errors=errors(r), isolation=isolation(r),
+        time_s=[round(t, 3) for t in used], max_move_s=[round(t, 3) for t in longest],
+        started_at=r.started_at, file=safe_name(r.game_id),
+    )
+
+
+def game_page(stored: StoredGame) -> dict[str, Any]:
+    """Everything the replay viewer needs, embedded in the game page as JSON."""
+    r = stored.record
+    states, problem = positions(r)
+    limit = per_move_limit(r.time_control)
+    plies = []
+    start = len(r.start_moves)
+    for k, move in enumerate(r.start_moves):
+        seat = states[k]["seat"] if k < len(states) else k % 2
+        plies.append({"seat": seat, "move": move, "start": True})
+    for m in r.moves:
+        info = compact_info(m.info)
+        plies.append({"seat": m.seat, "move": m.move, "time_s": round(m.time_s, 4), "info": info})
+    return {
+        "game_id": r.game_id, "game": r.game, "params": r.params, "players": list(r.players),
+        "result": result(r), "result_words": result_words(r), "reason": r.reason,
+        "forfeits": forfeits(r), "limit_s": limit, "clock": describe_clock(r.time_control),
+        "start_plies": start, "plies": plies, "states": states, "problem": problem,
+    }
+
+
+@dataclass
+class BotPage:
+    """One bot's page: its results by opponent, its games, forfeits, time use and logs."""
+
+    name: str
+    command: str
+    row: dict[str, Any]
+    opponents: list[dict[str, Any]] = field(default_factory=list)
+    games: list[dict[str, Any]] = field(default_factory=list)
+    forfeits: list[dict[str, Any]] = field(default_factory=list)
+    times: dict[str, Any] = field(default_factory=dict)
+    logs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def bot_page(name: str, command: str, row: dict[str, Any], games: list[StoredGame],
+             limit: float | None) -> BotPage:
+    page = BotPage(name=name, command=command, row=row)
+    by_opponent: dict[str, dict[str, Any]] = {}
+    all_times: list[float] = []
+    chart = []
+    for g in games:
+        r = g.record
+        if name not in r.players:
+            continue
+        seat = r.players.index(name)
+        opponent = r.players[1 - seat]
+        mine = points(r, seat)
+        o = by_opponent.setdefault(opponent, {"opponent": opponent, "games": 0, "wins": 0, "draws": 0,
+                                              "losses": 0, "points": 0.0, "pairing": g.pairing})
+        o["games"] += 1
+        o["points"] += mine
+        text = result(r)
+        o["draws" if text == "1/2-1/2" else "wins" if mine == 1 else "losses"] += 1
+        times = [m.time_s for m in r.moves if m.seat == seat]
+        all_times += times
+        median = statistics.median(times) if times else 0.0
+        worst = max(times) if times else 0.0
+        chart.append({"game_id": r.game_id, "file": safe_name(r.game_id), "median": median, "max": worst})
+        page.games.append({"game_id": r.game_id, "file": safe_name(r.game_id), "seat": seat,
+                           "opponent": opponent, "result": text, "points": mine, "reason": r.reason,
+                           "plies": len(r.moves), "median_s": round(median, 4), "max_s": round(worst, 4),
+                           "errors": errors(r)[seat]})
+        for f in forfeits(r):
+            if f["seat"] == seat:
+                page.forfeits.append({**f, "game_id": r.game_id, "file": safe_name(r.game_id)})
+        log = r.logs.get(str(seat)) if isinstance(r.logs, dict) else None
+        if log and str(log).strip():
+            lines = str(log).rstrip("\n").splitlines()
+            page.logs.append({"game_id": r.game_id, "file": safe_name(r.game_id),
+                              "text": "\n".join(lines[-LOG_TAIL_LINES:]),
+                              "cut": max(0, len(lines) - LOG_TAIL_LINES)})
+    page.opponents = sorted(by_opponent.values(), key=lambda o: o["opponent"])
+    page.times = time_chart(chart, all_times, limit)
+    return page
+
+
+CHART_WIDTH_PX = 640
+CHART_HEIGHT_PX = 160
+CHART_PAD_PX = 28
+
+
+def time_chart(per_game: list[dict[str, Any]], all_times: list[float], limit: float | None) -> dict[str, Any]:
+    """Bars of the median and longest move time of each game, on a scale that shows the limit."""
+    top = max([limit or 0.0, *(g["max"] for g in per_game), 1e-6])
+    inner_w = CHART_WIDTH_PX - 2 * CHART_PAD_PX
+    inner_h = CHART_HEIGHT_PX - 2 * CHART_PAD_PX
+    slot = inner_w / max(1, len(per_game))
+    bar = max(1.0, min(14.0, slot / 2 - 1))
+    bars = []
+    for i, g in enumerate(per_game):
+        x = CHART_PAD_PX + i * slot + (slot - 2 * bar) / 2
+        for kind, value, dx in (("median", g["median"], 0.0), ("max", g["max"], bar)):
+            h = inner_h * value / top
+            bars.append({"kind": kind, "x": round(x + dx, 1), "y": round(CHART_PAD_PX + inner_h - h, 1),
+                         "w": round(bar, 1), "h": round(h, 1), "value": value, "game_id": g["game_id"],
+                         "file": g["file"]})
+    out: dict[str, Any] = {
+        "width": CHART_WIDTH_PX, "height": CHART_HEIGHT_PX, "pad": CHART_PAD_PX, "bars": bars,
+        "top": top, "base_y": CHART_PAD_PX + inner_h, "limit": limit, "moves": len(all_times),
+    }
+    if limit:
+        out["limit_y"] = round(CHART_PAD_PX + inner_h * (1 - limit / top), 1)
+    if all_times:
+        out["median"] = statistics.median(all_times)
+        out["max"] = max(all_times)
+        if limit:
+            out["max_share"] = round(100 * out["max"] / limit)
+            out["near_limit"] = sum(1 for t in all_times if t >= 0.8 * limit)
+    return out
+
+
+def isolation_summary(games: list[StoredGame]) -> str:
+    """Whether the bots were isolated: "sandbox (all N games)", the reasons they were not, or unknown."""
+    counts = Counter(isolation(g.record) for g in games)
+    if not games:
+        return "no games yet"
+    if set(counts) == {""}:
+        return "unknown (the records do not say)"
+    if set(counts) == {"sandbox"}:
+        return f"sandboxed (all {len(games)} games)"
+    return "; ".join(f"{value or 'unknown'}: {n} game{'s' * (n != 1)}"
+                     for value, n in sorted(counts.items()))
+
+
+def forfeit_reasons(games: list[StoredGame]) -> list[tuple[str, int]]:
+    counts = Counter(f["reason"] for g in games for f in forfeits(g.record))
+    return sorted(counts.items())
