@@ -33,6 +33,16 @@ _INTERPRETER = re.compile(r"^(python|pypy|java|node|ruby|perl)")
 _SCRIPT_SUFFIXES = (".py", ".jar", ".js", ".rb", ".pl")
 
 
+PROTOCOL_V1 = "v1"
+"""The bot speaks protocol v1 (ZeroMQ + msgpack) itself."""
+PROTOCOL_STDIO = "stdio"
+"""The bot speaks the text protocol on stdin/stdout, through the adapter `arena.match.stdio`."""
+PROTOCOLS = (PROTOCOL_V1, PROTOCOL_STDIO)
+STDIO_PREFIX = "stdio:"
+"""A command line `stdio:COMMAND` is COMMAND speaking the text protocol."""
+STDIO_MODULE = "arena.match.stdio"
+
+
 class LaunchError(ValueError):
     """A bot command that cannot be run; the message names it."""
 
@@ -45,13 +55,20 @@ def shipped_bots() -> dict[str, str]:
 
 
 def resolve_command(command: str | list[str] | tuple[str, ...],
-                    base: str | Path | None = None) -> tuple[str, ...]:
+                    base: str | Path | None = None, protocol: str = PROTOCOL_V1) -> tuple[str, ...]:
     """The argv for `command`: a shipped bot NAME runs as `python -m bots NAME`, a string is a
     shell-like command line split with shlex, a list is the argv itself. Bots run in their own
     working directory, so relative paths to existing files (the program, a script, a weights file)
     are made absolute here, against `base` (default: the current directory; a tournament file's
-    commands use the file's directory). LaunchError if the command is empty, its program is
-    missing or its script file is missing."""
+    commands use the file's directory). A bot speaking the text protocol (`protocol="stdio"`, or
+    a command line `stdio:COMMAND`) runs through the adapter: `python -m arena.match.stdio ARGV`.
+    LaunchError if the command is empty, its program is missing or its script file is missing."""
+    if protocol not in PROTOCOLS:
+        raise LaunchError(f"unknown bot protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    if isinstance(command, str) and command.strip().startswith(STDIO_PREFIX):
+        command, protocol = command.strip()[len(STDIO_PREFIX):], PROTOCOL_STDIO
+    if protocol == PROTOCOL_STDIO:
+        return (sys.executable, "-m", STDIO_MODULE, *resolve_command(command, base))
     if isinstance(command, (list, tuple)):
         argv = [str(arg) for arg in command]
     else:
@@ -91,6 +108,8 @@ def check_command(argv: tuple[str, ...] | list[str]) -> None:
 def display_name(text: str) -> str:
     """A short name for a bot given as `text`: the shipped name, or the program/script name."""
     text = str(text).strip()
+    if text.startswith(STDIO_PREFIX):
+        text = text[len(STDIO_PREFIX):].strip()
     if text in shipped_bots():
         return text
     try:
