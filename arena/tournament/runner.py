@@ -70,7 +70,7 @@ _STREAM_POLL_S = 0.1
 
 _KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
          "description", "title", "limits"}
-_BOT_KEYS = {"name", "command"}
+_BOT_KEYS = {"name", "command", "protocol"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
 
@@ -85,6 +85,8 @@ class BotEntry:
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
+    protocol: str = "v1"
+    """How the bot talks: "v1" (ZeroMQ + msgpack) or "stdio" (text lines, through the adapter)."""
 
     def spec(self) -> BotSpec:
         return BotSpec(self.name, self.argv)
@@ -113,7 +115,8 @@ class Tournament:
             "time_control": str(self.time_control),
             "games_per_pairing": self.games_per_pairing,
             "seed": self.seed,
-            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command)}
+            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command),
+                      **({"protocol": b.protocol} if b.protocol != "v1" else {})}
                      for b in self.bots],
         }
 
@@ -157,7 +160,7 @@ def load(path: str | Path, check_commands: bool = True) -> Tournament:
 
 def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
     import rules
-    from arena.match.launcher import LaunchError, resolve_command
+    from arena.match.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 
     def bad(key: str, why: str) -> TournamentError:
         return TournamentError(f"{path}: {key}: {why}")
@@ -219,7 +222,7 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
         where = f"bots[{k}]"
         unknown = sorted(set(raw) - _BOT_KEYS)
         if unknown:
-            raise bad(f"{where}.{unknown[0]}", "unknown key (known: command, name)")
+            raise bad(f"{where}.{unknown[0]}", "unknown key (known: command, name, protocol)")
         bot_name = raw.get("name")
         if not isinstance(bot_name, str) or not _NAME_RE.match(bot_name):
             raise bad(f"{where}.name", f"{bot_name!r} is not a usable bot name (letters, digits, . _ + -)")
@@ -227,19 +230,24 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
             raise bad(f"{where}.name", f"bot name {bot_name!r} appears twice")
         seen.add(bot_name)
         command = raw.get("command")
+        protocol = raw.get("protocol", PROTOCOL_V1)
+        if protocol not in PROTOCOLS:
+            raise bad(f"{where}.protocol",
+                      f"must be one of {', '.join(map(repr, PROTOCOLS))}, got {protocol!r}")
         try:
             if isinstance(command, str):
-                argv = resolve_command(command, path.parent) if check_commands else _split(command)
+                argv = (resolve_command(command, path.parent, protocol) if check_commands
+                        else _split(command))
                 written: str | tuple[str, ...] = command
             elif isinstance(command, list) and command and all(isinstance(a, str) for a in command):
-                argv = resolve_command(command, path.parent) if check_commands else tuple(command)
+                argv = resolve_command(command, path.parent, protocol) if check_commands else tuple(command)
                 written = tuple(command)
             else:
                 raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
                                   f"got {command!r}")
         except LaunchError as exc:
             raise bad(f"{where}.command", f"bot {bot_name!r}: {exc}") from None
-        bots.append(BotEntry(bot_name, written, argv))
+        bots.append(BotEntry(bot_name, written, argv, protocol))
     if len(bots) < 2:
         raise bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
     return Tournament(
