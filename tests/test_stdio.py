@@ -36,8 +36,9 @@ def play(bot: BotSpec, game: str = "domineering", games: int = 2, **params) -> l
 # --- lines ---
 
 def test_referee_messages_become_one_line_each_with_spaces_in_moves_as_commas():
-    new_game = {"type": "new_game", "game_id": "m-g0", "game": "santorini", "params": {"limited_supply": False},
-                "seat": 1, "opponent": "random", "seed": 7, "protocol": 1,
+    new_game = {"type": "new_game", "game_id": "m-g0", "game": "santorini",
+                "params": {"limited_supply": False}, "seat": 1, "opponent": "random", "seed": 7,
+                "protocol": 1,
                 "time": {"control": "increment", "per_move_s": 0.0, "base_s": 60.0, "increment_s": 1.0,
                          "margin_s": 0.05}}
     assert to_line(new_game) == "new_game santorini 1 60+1 7 limited_supply=false"
