@@ -17,7 +17,7 @@ rm -rf build && mkdir -p build/classes
 javac -d build/classes -cp "$JEROMQ_JAR:$MSGPACK_JAR" src/Bot.java >&2
 (cd build/classes && for jar in "$JEROMQ_JAR" "$MSGPACK_JAR"; do
     case "$jar" in /*) ;; *) jar="../../$jar" ;; esac
-    unzip -qo "$jar" -x 'META-INF/*'
-done)
+    jar xf "$jar"
+done && rm -rf META-INF)
 jar --create --file bot.jar --main-class Bot -C build/classes . >&2
 echo "java -jar $(pwd)/bot.jar"
