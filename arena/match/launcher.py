@@ -6,7 +6,6 @@ chatty bot could fill and block on); the referee keeps that file under a size ca
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -16,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from arena.match import interpreters
+from arena.match.interpreters import Word
 from arena.match.limits import MARKER_ENV, Limits, kill_marked, signal_group
 from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV
 
@@ -27,10 +28,6 @@ LOG_NAME = "bot.log"
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The directory holding the `arena`, `bots` and `rules` packages (put on the bots' PYTHONPATH)."""
-
-
-_INTERPRETER = re.compile(r"^(python|pypy|java|node|ruby|perl)")
-_SCRIPT_SUFFIXES = (".py", ".jar", ".js", ".rb", ".pl")
 
 
 PROTOCOL_V1 = "v1"
@@ -82,31 +79,71 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
     if not argv:
         raise LaunchError("empty bot command")
     root = Path(base) if base is not None else Path.cwd()
-    for i, arg in enumerate(argv):
-        where = root / arg  # an absolute `arg` stays itself
-        if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and where.is_file()):
-            argv[i] = os.path.abspath(where)  # not resolve(): a venv's python is a symlink to keep
+    shown = " ".join(argv)
+    try:
+        kinds = interpreters.words(argv)
+    except interpreters.MissingValue as exc:
+        raise LaunchError(f"bot command {shown!r}: {exc}") from None
+    for i, (kind, prefix) in enumerate(kinds):
+        arg = argv[i]
+        value = arg[len(prefix):]
+        if kind is Word.PROGRAM:
+            if os.sep in arg:
+                argv[i] = os.path.abspath(root / arg)  # not resolve(): a venv's python is a symlink to keep
+        elif kind in (Word.SCRIPT, Word.PATH):
+            argv[i] = prefix + _absolute(root, value, shown, directory_ok=kind is Word.PATH)
+        elif kind is Word.CLASSPATH:
+            entries = [_absolute(root, entry, shown, classpath=True)
+                       for entry in interpreters.classpath_entries(value)]
+            argv[i] = prefix + os.pathsep.join(entries)
+        elif kind is Word.ARGUMENT and (root / arg).is_file():  # a weights file, a config...
+            argv[i] = os.path.abspath(root / arg)
     check_command(argv)
     return tuple(argv)
 
 
+def _absolute(root: Path, path: str, shown: str, directory_ok: bool = False, classpath: bool = False) -> str:
+    """`path` made absolute against `root`; LaunchError naming it (as written) when it is missing."""
+    where = Path(os.path.abspath(root / path))  # an absolute `path` stays itself
+    if classpath:
+        there = interpreters.entry_exists(where)
+    else:
+        there = where.is_file() or directory_ok and where.is_dir()
+    if not there:
+        what = "class path entry" if classpath else "file"
+        seen = "" if Path(path).is_absolute() else f" (looked in {root})"
+        raise LaunchError(f"bot command {shown!r}: no {what} {path!r}{seen}")
+    return str(where)
+
+
 def check_command(argv: tuple[str, ...] | list[str]) -> None:
     """LaunchError unless argv[0] is an executable program (on PATH or as a path) and, for an
-    interpreter (python, java...), its script or archive file exists."""
+    interpreter (python, java, mono...), its script or archive, the paths its options name and
+    every class path entry exist."""
     program = argv[0]
     shown = " ".join(argv)
     if shutil.which(program) is None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
-    if _INTERPRETER.match(Path(program).name):
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script and script.endswith(_SCRIPT_SUFFIXES) and not Path(script).is_file():
-            raise LaunchError(f"bot command {shown!r}: no file {script!r}")
+    try:
+        kinds = interpreters.words(argv)
+    except interpreters.MissingValue as exc:
+        raise LaunchError(f"bot command {shown!r}: {exc}") from None
+    for arg, (kind, prefix) in zip(argv, kinds, strict=True):
+        value = arg[len(prefix):]
+        if kind is Word.SCRIPT and not Path(value).is_file():
+            raise LaunchError(f"bot command {shown!r}: no file {value!r}")
+        if kind is Word.PATH and not Path(value).exists():
+            raise LaunchError(f"bot command {shown!r}: no file or directory {value!r}")
+        if kind is Word.CLASSPATH:
+            for entry in interpreters.classpath_entries(value):
+                if not interpreters.entry_exists(Path(entry)):
+                    raise LaunchError(f"bot command {shown!r}: no class path entry {entry!r}")
 
 
 def display_name(text: str) -> str:
-    """A short name for a bot given as `text`: the shipped name, or the program/script name."""
+    """A short name for a bot given as `text`: the shipped name, or the program, script or class name."""
     text = str(text).strip()
     if text.startswith(STDIO_PREFIX):
         text = text[len(STDIO_PREFIX):].strip()
@@ -114,14 +151,16 @@ def display_name(text: str) -> str:
         return text
     try:
         argv = shlex.split(text)
-    except ValueError:
+        kinds = interpreters.words(argv) if argv else []
+    except (ValueError, interpreters.MissingValue):
         return text
     if not argv:
         return text
-    if _INTERPRETER.match(Path(argv[0]).name):
-        for arg in argv[1:]:
-            if not arg.startswith("-"):
-                return Path(arg).stem or text
+    for arg, (kind, prefix) in zip(argv, kinds, strict=True):
+        if kind is Word.SCRIPT:
+            return Path(arg[len(prefix):]).stem or text
+        if kind is Word.NAME:  # a module or class: its last part (bots.random -> random)
+            return arg[len(prefix):].rsplit(".", 1)[-1] or text
     return Path(argv[0]).stem or text
 
 
