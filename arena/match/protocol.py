@@ -249,6 +249,13 @@ class BotClient:
     def send(self, message: dict[str, Any]) -> None:
         self._socket.send(encode(message))
 
+    def receive_ready(self) -> dict[str, Any] | None:
+        """The next referee message if one is already there (validated), else None at once."""
+        try:
+            return decode_referee_message(self._socket.recv(zmq.NOBLOCK))
+        except zmq.Again:
+            return None
+
     def wait(self, timeout_s: float | None, fd: int) -> tuple[bool, bool]:
         """Wait at most `timeout_s` (None: for ever) until a referee message is ready or the file
         descriptor `fd` is readable: (message ready, fd readable). The stdio adapter waits on its

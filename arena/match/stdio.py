@@ -62,9 +62,9 @@ class BadLine(ValueError):
 
 # --- referee message -> line ---
 
-def move_word(move: str) -> str:
-    """A move as one word of the text protocol."""
-    return move.replace(" ", SPACE_IN_MOVE)
+def move_words(moves: list[str]) -> str:
+    """Moves as words separated by spaces (two C-level replaces, not a call a move: every turn)."""
+    return "\0".join(moves).replace(" ", SPACE_IN_MOVE).replace("\0", " ")
 
 
 def _value_word(value: Any) -> str:
@@ -97,8 +97,9 @@ def to_line(message: dict[str, Any]) -> str | None:
                  str(message["seed"])]
         return " ".join(words) + (f" {params}" if params else "")
     if kind == TURN:
-        return " ".join([TURN, str(message["ply"]), seconds_word(float(message["time_left_s"])), "moves",
-                         *map(move_word, message["moves"]), "legal", *map(move_word, message["legal"])])
+        moves, legal = move_words(message["moves"]), move_words(message["legal"])
+        return (f"{TURN} {message['ply']} {seconds_word(float(message['time_left_s']))} moves"
+                f"{' ' if moves else ''}{moves} legal {legal}")
     if kind == GAME_OVER:
         winner = "draw" if message["winner"] is None else str(message["winner"])
         return f"{GAME_OVER} {winner} {' '.join(message['reason'].split())}".rstrip()
@@ -180,6 +181,7 @@ class Adapter:
         self.game_id = ""
         self._buffer = b""
         self._out = child.stdout.fileno()  # type: ignore[union-attr]
+        self._in = child.stdin.fileno()  # type: ignore[union-attr]
 
     def run(self) -> int:
         """Relay until `bye` or the bot's exit; the exit code for this process."""
@@ -190,19 +192,20 @@ class Adapter:
                 if not data:
                     return self._bot_gone()
                 self._on_output(data)
-            if message_ready:
-                message = self.client.receive(0)
+            while message_ready:
+                message = self.client.receive_ready()
                 if message is None:
-                    continue
+                    break
                 if message["type"] == BYE:
                     return self._bye()
                 self._on_message(message)
 
     def _write(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
         try:
-            self.child.stdin.write(line.encode("utf-8") + b"\n")  # type: ignore[union-attr]
-            self.child.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, ValueError):
+            while data:
+                data = data[os.write(self._in, data):]
+        except OSError:
             pass  # the bot is gone: its stdout ends next, and run() reports it
 
     def _on_message(self, message: dict[str, Any]) -> None:
