@@ -2,6 +2,9 @@
 real referee (every way a stdio bot can fail, and its stderr in the record)."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -135,3 +138,41 @@ def test_a_bot_that_cannot_start_is_crashed_with_the_reason_in_its_log():
     spec = BotSpec("nothing", (sys.executable, "-m", "arena.match.stdio", "/nonexistent/bot"))
     record = play(spec, games=1)[0]
     assert record.forfeit["seat"] == 0 and record.forfeit["reason"] == Forfeit.CRASHED
+
+
+# --- stdio:COMMAND on arena's command lines ---
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    root = str(HERE.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_match_and_watch_take_stdio_commands(tmp_path):
+    shutil.copy(STDIO_BOT, tmp_path / "mine.py")
+    bot = f"stdio:{sys.executable} mine.py first"  # a relative path, made absolute as for any bot
+    match = arena("match", "domineering", bot, "random", "--games", "2", "--time", "0.5", "-p", "rows=4",
+                  "-p", "cols=4", "--out", "out", cwd=tmp_path)
+    assert match.returncode == 0, match.stderr
+    assert "forfeit" not in match.stdout and match.stdout.splitlines()[-1].startswith("score: mine ")
+    watch = arena("watch", "domineering", bot, "random", "--time", "0.5", "-p", "rows=4", "-p", "cols=4",
+                  "--out", "out", cwd=tmp_path)
+    assert watch.returncode == 0, watch.stderr
+    assert "comment: first of" in watch.stdout  # the stdio bot's info, shown move by move
+
+
+def test_submit_writes_protocol_stdio_into_the_tournament_file(tmp_path):
+    shutil.copy(STDIO_BOT, tmp_path / "mine.py")
+    path = tmp_path / "t.toml"
+    path.write_text('game = "domineering"\ntime = 0.5\n[params]\nrows = 4\ncols = 4\n'
+                    '[[bots]]\nname = "a"\ncommand = "random"\n[[bots]]\nname = "b"\ncommand = "random"\n')
+    done = arena("submit", "t.toml", "mine", f"stdio:{sys.executable} mine.py first", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert 'protocol = "stdio"' in path.read_text()
+    bots = runner.load(path).bots
+    assert bots[-1].protocol == "stdio"
+    assert bots[-1].argv == (sys.executable, "-m", "arena.match.stdio",
+                             sys.executable, str(tmp_path / "mine.py"), "first")
+    garbage = arena("submit", "t.toml", "noisy", f"stdio:{sys.executable} mine.py garbage", cwd=tmp_path)
+    assert garbage.returncode == 2 and "malformed_message" in garbage.stderr
