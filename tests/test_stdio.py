@@ -138,6 +138,7 @@ def test_a_bot_that_cannot_start_is_crashed_with_the_reason_in_its_log():
     spec = BotSpec("nothing", (sys.executable, "-m", "arena.match.stdio", "/nonexistent/bot"))
     record = play(spec, games=1)[0]
     assert record.forfeit["seat"] == 0 and record.forfeit["reason"] == Forfeit.CRASHED
+    assert "arena stdio: cannot start '/nonexistent/bot'" in record.logs["0"]  # printed before hello
 
 
 # --- stdio:COMMAND on arena's command lines ---

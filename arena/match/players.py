@@ -120,6 +120,9 @@ class Player:
         """Unexpected messages it sent in the current game."""
         self.log_offset = 0
         """Where the current game's part of its log starts."""
+        self.log_from_start = False
+        """Its process was started for the coming game: the game's log part starts with the start-up
+        (so what a bot prints before it crashes, such as Java's "class not found", is kept)."""
 
     @property
     def name(self) -> str:
@@ -128,6 +131,7 @@ class Player:
     def start(self, process: PlayerProcess, endpoint: str) -> None:
         """Start `process` as this player's (it must be stopped); a process that cannot start fails it."""
         self.process = process
+        self.log_offset, self.log_from_start = process.log_size(), True
         self.identity = self.peer = self.failure = None
         self.notes.clear()
         self.token = secrets.token_hex(16)

@@ -164,7 +164,9 @@ class _Referee:
             self.players.start(restart)
         for player in seated:
             player.stray = 0
-            player.log_offset = player.process.log_size() if player.process else 0
+            if not player.log_from_start:
+                player.log_offset = player.process.log_size() if player.process else 0
+            player.log_from_start = False
         began = time.monotonic()
         try:
             check_ready(seated)
