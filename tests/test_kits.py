@@ -145,3 +145,14 @@ def test_the_code_blocks_of_the_protocol_page_compile_as_printed_and_play(langua
                      bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
                      game_numbers=(0, 1), params=GAMES["domineering"])
     assert [r.forfeit for r in run_match(spec)] == [None, None]
+
+
+def test_a_java_bot_that_cannot_start_shows_why_in_the_record(tmp_path):
+    require(_java_ready() is None, f"java: {_java_ready()}")
+    bot = BotSpec("lost", resolve_command(f"java -cp {DEBIAN_JARS[0]} NoSuchBot"))
+    spec = MatchSpec(match_id="lost", game="domineering",
+                     bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
+                     game_numbers=(0,), params=GAMES["domineering"])
+    [record] = run_match(spec)
+    assert record.forfeit["reason"] == "crashed" and "before saying hello" in record.forfeit["detail"]
+    assert "Could not find or load main class NoSuchBot" in record.logs["0"]

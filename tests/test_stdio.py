@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.match.clock import TimeControl
-from arena.match.launcher import LaunchError, display_name, resolve_command
+from arena.match.launcher import LaunchError, check_command, display_name, resolve_command
 from arena.match.records import Forfeit
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
@@ -83,6 +83,9 @@ def test_stdio_prefix_and_protocol_run_the_command_through_the_adapter(tmp_path)
     assert display_name("stdio:python3 bot.py") == "bot"
     with pytest.raises(LaunchError, match="no file"):
         resolve_command("stdio:python3 missing.py", tmp_path)
+    bot.unlink()  # a worker of a cluster checks the bot's own command behind the adapter
+    with pytest.raises(LaunchError, match="no file"):
+        check_command(argv)
     with pytest.raises(LaunchError, match="unknown bot protocol 'uci'"):
         resolve_command("random", protocol="uci")
 

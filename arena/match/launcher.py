@@ -156,6 +156,8 @@ def check_command(argv: tuple[str, ...] | list[str]) -> None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
+    if tuple(argv[1:3]) == ("-m", STDIO_MODULE) and len(argv) > 3:  # the adapter, then the bot's own command
+        check_command(argv[3:])
     try:
         kinds = interpreters.words(argv)
     except interpreters.MissingValue as exc:
