@@ -52,7 +52,6 @@ whole process group 0.5 s after `bye`)."""
 SPACE_IN_MOVE = ","
 """A move is one word on a line: its spaces (Santorini: `C3 B3 A3`) are written as commas."""
 
-_INFO_INTS = ("depth", "nodes")
 _INFO_KEYS = ("depth", "score", "nodes", "pv", "comment")
 
 
