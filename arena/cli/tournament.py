@@ -266,7 +266,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @_guard
 def cmd_submit(args: argparse.Namespace) -> int:
     """arena submit TOURNAMENT NAME COMMAND..."""
-    from arena.match.launcher import resolve_command, shipped_bots
+    from arena.match.launcher import PROTOCOL_STDIO, STDIO_PREFIX, resolve_command, shipped_bots
 
     path = Path(args.tournament)
     tour = config.load(path, check_commands=False)
@@ -284,11 +284,14 @@ def cmd_submit(args: argparse.Namespace) -> int:
     given: str | list[str] = args.command[0] if len(args.command) == 1 else list(args.command)
     argv = resolve_command(given)
     written: str | list[str] = given if isinstance(given, str) and given in shipped_bots() else list(argv)
+    protocol = None
+    if isinstance(given, str) and given.strip().startswith(STDIO_PREFIX):  # the file says protocol = "stdio"
+        written, protocol = list(resolve_command(given.strip()[len(STDIO_PREFIX):])), PROTOCOL_STDIO
     reason = check_bot(tour, name, argv, args.games)
     if reason is not None:
         print(f"arena: rejected: {reason}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    append_bot(path, name, written)
+    append_bot(path, name, written, protocol)
     print(f"{name}: passed {args.games} games against {SUBMIT_OPPONENT} and was added to {path}")
     return EXIT_OK
 
@@ -343,11 +346,13 @@ def _last_lines(text: str, lines: int = 15) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def append_bot(path: Path, name: str, command: str | list[str]) -> None:
+def append_bot(path: Path, name: str, command: str | list[str], protocol: str | None = None) -> None:
     """Append a [[bots]] table to the tournament file, after checking the result still reads."""
     text = path.read_text(encoding="utf-8")
     value = json.dumps(command)  # a JSON string or list of strings is a valid TOML value
     addition = f'\n[[bots]]\nname = {json.dumps(name)}\ncommand = {value}\n'
+    if protocol is not None:
+        addition += f"protocol = {json.dumps(protocol)}\n"
     new_text = (text if text.endswith("\n") or not text else text + "\n") + addition
     import tomllib
 

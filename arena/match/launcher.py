@@ -13,7 +13,6 @@ import functools
 import importlib.util
 import json
 import os
-import re
 import secrets
 import shlex
 import shutil
@@ -24,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
+from arena.match import interpreters
+from arena.match.interpreters import Word
 from arena.match.limits import (
     MARKER_ENV,
     Limits,
@@ -45,8 +46,14 @@ _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The directory holding the `arena`, `bots` and `rules` packages (put on the bots' PYTHONPATH)."""
 
 
-_INTERPRETER = re.compile(r"^(python|pypy|java|node|ruby|perl)")
-_SCRIPT_SUFFIXES = (".py", ".jar", ".js", ".rb", ".pl")
+PROTOCOL_V1 = "v1"
+"""The bot speaks protocol v1 (ZeroMQ + msgpack) itself."""
+PROTOCOL_STDIO = "stdio"
+"""The bot speaks the text protocol on stdin/stdout, through the adapter `arena.match.stdio`."""
+PROTOCOLS = (PROTOCOL_V1, PROTOCOL_STDIO)
+STDIO_PREFIX = "stdio:"
+"""A command line `stdio:COMMAND` is COMMAND speaking the text protocol."""
+STDIO_MODULE = "arena.match.stdio"
 
 
 class LaunchError(ValueError):
@@ -75,13 +82,20 @@ def _read_shipped() -> dict[str, str]:
 
 
 def resolve_command(command: str | list[str] | tuple[str, ...],
-                    base: str | Path | None = None) -> tuple[str, ...]:
+                    base: str | Path | None = None, protocol: str = PROTOCOL_V1) -> tuple[str, ...]:
     """The argv for `command`: a shipped bot NAME runs as `python -m bots NAME`, a string is a
     shell-like command line split with shlex, a list is the argv itself. Bots run in their own
     working directory, so relative paths to existing files (the program, a script, a weights file)
     are made absolute here, against `base` (default: the current directory; a tournament file's
-    commands use the file's directory). LaunchError if the command is empty, its program is
-    missing or its script file is missing."""
+    commands use the file's directory). A bot speaking the text protocol (`protocol="stdio"`, or
+    a command line `stdio:COMMAND`) runs through the adapter: `python -m arena.match.stdio ARGV`.
+    LaunchError if the command is empty, its program is missing or its script file is missing."""
+    if protocol not in PROTOCOLS:
+        raise LaunchError(f"unknown bot protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    if isinstance(command, str) and command.strip().startswith(STDIO_PREFIX):
+        command, protocol = command.strip()[len(STDIO_PREFIX):], PROTOCOL_STDIO
+    if protocol == PROTOCOL_STDIO:
+        return (sys.executable, "-m", STDIO_MODULE, *resolve_command(command, base))
     if isinstance(command, (list, tuple)):
         argv = [str(arg) for arg in command]
     else:
@@ -95,49 +109,90 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
     if not argv:
         raise LaunchError("empty bot command")
     root = Path(base) if base is not None else Path.cwd()
-    for i, arg in enumerate(argv):
-        where = root / arg  # an absolute `arg` stays itself
-        if (i == 0 and os.sep in arg) or (i > 0 and argv[i - 1] != "-m" and where.is_file()):
-            argv[i] = os.path.abspath(where)  # not resolve(): a venv's python is a symlink to keep
-    check_command(argv, root)
+    shown = " ".join(argv)
+    try:
+        kinds = interpreters.words(argv)
+    except interpreters.MissingValue as exc:
+        raise LaunchError(f"bot command {shown!r}: {exc}") from None
+    for i, (kind, prefix) in enumerate(kinds):
+        arg = argv[i]
+        value = arg[len(prefix):]
+        if kind is Word.PROGRAM:
+            if os.sep in arg:
+                argv[i] = os.path.abspath(root / arg)  # not resolve(): a venv's python is a symlink to keep
+        elif kind in (Word.SCRIPT, Word.PATH):
+            argv[i] = prefix + _absolute(root, value, shown, directory_ok=kind is Word.PATH)
+        elif kind is Word.CLASSPATH:
+            entries = [_absolute(root, entry, shown, classpath=True)
+                       for entry in interpreters.classpath_entries(value)]
+            argv[i] = prefix + os.pathsep.join(entries)
+        elif kind is Word.ARGUMENT and (root / arg).is_file():  # a weights file, a config...
+            argv[i] = os.path.abspath(root / arg)
+    check_command(argv)
     return tuple(argv)
 
 
-def check_command(argv: tuple[str, ...] | list[str], base: str | Path | None = None) -> None:
+def _absolute(root: Path, path: str, shown: str, directory_ok: bool = False, classpath: bool = False) -> str:
+    """`path` made absolute against `root`; LaunchError naming it (as written) when it is missing."""
+    where = Path(os.path.abspath(root / path))  # an absolute `path` stays itself
+    if classpath:
+        there = interpreters.entry_exists(where)
+    else:
+        there = where.is_file() or directory_ok and where.is_dir()
+    if not there:
+        what = "class path entry" if classpath else "file"
+        seen = "" if Path(path).is_absolute() else f" (looked for {where})"
+        raise LaunchError(f"bot command {shown!r}: no {what} {path!r}{seen}")
+    return str(where)
+
+
+def check_command(argv: tuple[str, ...] | list[str]) -> None:
     """LaunchError unless argv[0] is an executable program (on PATH or as a path) and, for an
-    interpreter (python, java...), its script or archive file exists. A relative script is looked
-    for under `base` (default: the current directory), where the command's paths are read, and
-    the message names the path it was looked for at."""
+    interpreter (python, java, mono...), its script or archive, the paths its options name and
+    every class path entry exist."""
     program = argv[0]
     shown = " ".join(argv)
     if shutil.which(program) is None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
-    if _INTERPRETER.match(Path(program).name):
-        script = next((a for a in argv[1:] if not a.startswith("-")), None)
-        if script and script.endswith(_SCRIPT_SUFFIXES):
-            where = Path(base if base is not None else Path.cwd()) / script  # absolute stays itself
-            if not where.is_file():
-                looked = "" if os.path.isabs(script) else f" (looked for {os.path.abspath(where)})"
-                raise LaunchError(f"bot command {shown!r}: no file {script!r}{looked}")
+    if tuple(argv[1:3]) == ("-m", STDIO_MODULE) and len(argv) > 3:  # the adapter, then the bot's own command
+        check_command(argv[3:])
+    try:
+        kinds = interpreters.words(argv)
+    except interpreters.MissingValue as exc:
+        raise LaunchError(f"bot command {shown!r}: {exc}") from None
+    for arg, (kind, prefix) in zip(argv, kinds, strict=True):
+        value = arg[len(prefix):]
+        if kind is Word.SCRIPT and not Path(value).is_file():
+            raise LaunchError(f"bot command {shown!r}: no file {value!r}")
+        if kind is Word.PATH and not Path(value).exists():
+            raise LaunchError(f"bot command {shown!r}: no file or directory {value!r}")
+        if kind is Word.CLASSPATH:
+            for entry in interpreters.classpath_entries(value):
+                if not interpreters.entry_exists(Path(entry)):
+                    raise LaunchError(f"bot command {shown!r}: no class path entry {entry!r}")
 
 
 def display_name(text: str) -> str:
-    """A short name for a bot given as `text`: the shipped name, or the program/script name."""
+    """A short name for a bot given as `text`: the shipped name, or the program, script or class name."""
     text = str(text).strip()
+    if text.startswith(STDIO_PREFIX):
+        text = text[len(STDIO_PREFIX):].strip()
     if text in shipped_bots():
         return text
     try:
         argv = shlex.split(text)
-    except ValueError:
+        kinds = interpreters.words(argv) if argv else []
+    except (ValueError, interpreters.MissingValue):
         return text
     if not argv:
         return text
-    if _INTERPRETER.match(Path(argv[0]).name):
-        for arg in argv[1:]:
-            if not arg.startswith("-"):
-                return Path(arg).stem or text
+    for arg, (kind, prefix) in zip(argv, kinds, strict=True):
+        if kind is Word.SCRIPT:
+            return Path(arg[len(prefix):]).stem or text
+        if kind is Word.NAME:  # a module or class: its last part (bots.random -> random)
+            return arg[len(prefix):].rsplit(".", 1)[-1] or text
     return Path(argv[0]).stem or text
 
 

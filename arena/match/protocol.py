@@ -328,9 +328,28 @@ class BotClient:
         self._socket = self._context.socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, LINGER_MS)
         self._socket.connect(endpoint)
+        self._poller: zmq.Poller | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         self._socket.send(encode(message))
+
+    def receive_ready(self) -> dict[str, Any] | None:
+        """The next referee message if one is already there (validated), else None at once."""
+        try:
+            return decode_referee_message(self._socket.recv(zmq.NOBLOCK))
+        except zmq.Again:
+            return None
+
+    def wait(self, timeout_s: float | None, fd: int) -> tuple[bool, bool]:
+        """Wait at most `timeout_s` (None: for ever) until a referee message is ready or the file
+        descriptor `fd` is readable: (message ready, fd readable). The stdio adapter waits on its
+        bot's stdout this way."""
+        if self._poller is None:
+            self._poller = zmq.Poller()
+            self._poller.register(self._socket, zmq.POLLIN)
+            self._poller.register(fd, zmq.POLLIN)
+        ready = dict(self._poller.poll(_timeout_ms(timeout_s)))
+        return self._socket in ready, fd in ready
 
     def send_raw(self, frame: bytes) -> None:
         """Send bytes as they are (for tests of the referee's validation)."""
@@ -339,12 +358,12 @@ class BotClient:
     def receive(self, timeout_s: float | None = None) -> dict[str, Any] | None:
         """The next referee message, validated; None after `timeout_s` (None: wait for ever)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return None
+        while True:  # polls at least once, so receive(0) takes a message that is already there
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             if self._socket.poll(_timeout_ms(remaining), zmq.POLLIN):
                 return decode_referee_message(self._socket.recv())
+            if remaining is not None and remaining <= 0:
+                return None
 
     def close(self) -> None:
         self._socket.close(linger=LINGER_MS)

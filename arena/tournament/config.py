@@ -18,6 +18,8 @@ The file (see examples/):
     name = "random"
     command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
                                   # or an argv list (["java", "-jar", "bot.jar"])
+    protocol = "stdio"            # optional: "v1" (ZeroMQ + msgpack, the default) or "stdio"
+                                  # (text lines on stdin/stdout, docs/PROTOCOL.md section 11)
 
 `load(path)` reads a file, `from_dict(data, path)` checks a parsed one, one reader per key; a bad
 file raises TournamentError naming the file and the key.
@@ -33,7 +35,7 @@ from typing import Any
 
 import rules
 from arena.match.clock import TimeControl
-from arena.match.launcher import LaunchError, resolve_command
+from arena.match.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 from arena.match.limits import Limits
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.formats import Pairing, round_robin
@@ -47,7 +49,7 @@ DEFAULT_RESULTS_ROOT = "results"
 KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
         "description", "title", "limits"}
 """The keys a tournament file may have."""
-BOT_KEYS = {"name", "command"}
+BOT_KEYS = {"name", "command", "protocol"}
 """The keys of a [[bots]] table."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 """A usable tournament or bot name (it names directories and rows)."""
@@ -64,6 +66,8 @@ class BotEntry:
     name: str
     command: str | tuple[str, ...]
     argv: tuple[str, ...]
+    protocol: str = PROTOCOL_V1
+    """How the bot talks: "v1" (ZeroMQ + msgpack) or "stdio" (text lines, through the adapter)."""
 
     def spec(self) -> BotSpec:
         return BotSpec(self.name, self.argv)
@@ -96,7 +100,8 @@ class Tournament:
             "time_control": str(self.time_control),
             "games_per_pairing": self.games_per_pairing,
             "seed": self.seed,
-            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command)}
+            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command),
+                      **({"protocol": b.protocol} if b.protocol != PROTOCOL_V1 else {})}
                      for b in self.bots],
         }
 
@@ -252,18 +257,24 @@ class _File:
         """One [[bots]] table (`where`: "bots[K]")."""
         unknown = sorted(set(raw) - BOT_KEYS)
         if unknown:
-            raise self.bad(f"{where}.{unknown[0]}", "unknown key (known: command, name)")
+            raise self.bad(f"{where}.{unknown[0]}", "unknown key (known: command, name, protocol)")
         name = raw.get("name")
         if not isinstance(name, str) or not NAME_RE.match(name):
             raise self.bad(f"{where}.name", f"{name!r} is not a usable bot name (letters, digits, . _ + -)")
+        protocol = raw.get("protocol", PROTOCOL_V1)
+        if protocol not in PROTOCOLS:
+            raise self.bad(f"{where}.protocol",
+                           f"must be one of {', '.join(map(repr, PROTOCOLS))}, got {protocol!r}")
         command = raw.get("command")
         try:
             if isinstance(command, str):
-                argv = resolve_command(command, self.path.parent) if check_commands else _split(command)
-                return BotEntry(name, command, argv)
+                argv = (resolve_command(command, self.path.parent, protocol) if check_commands
+                        else _split(command))
+                return BotEntry(name, command, argv, protocol)
             if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
-                argv = resolve_command(command, self.path.parent) if check_commands else tuple(command)
-                return BotEntry(name, tuple(command), argv)
+                argv = (resolve_command(command, self.path.parent, protocol) if check_commands
+                        else tuple(command))
+                return BotEntry(name, tuple(command), argv, protocol)
             raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
                               f"got {command!r}")
         except LaunchError as exc:

@@ -1,0 +1,306 @@
+"""The stdio adapter: runs a bot that speaks the text protocol on its stdin/stdout, and speaks
+protocol v1 to the referee on its behalf (docs/PROTOCOL.md, "Bots over stdin/stdout").
+
+    python -m arena.match.stdio COMMAND...
+
+The referee starts this module like any bot (same environment, working directory, limits and log
+file); the module starts COMMAND as its child with pipes for stdin and stdout and lets the child's
+stderr go to the same log, so the referee, its clocks and records do not change. Each referee
+message becomes one line for the bot; each line the bot prints becomes one message for the
+referee. What the bot does wrong is left for the referee to judge:
+- a `move` line with a word that is no move: sent as that move (the referee: `illegal_move`);
+- any other line: sent as a message the referee cannot read (`malformed_message`, the detail
+  quoting the line);
+- no answer in time: nothing is sent (`timeout`); a late answer goes out for the turn it answers,
+  which the referee drops;
+- the bot exits: the adapter exits with the bot's code (`crashed`).
+The adapter's own hop (a pipe each way) is inside the bot's clock; benchmarks/stdio_overhead.py
+measures it.
+"""
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from typing import Any
+
+from arena.match.protocol import (
+    BYE,
+    ENDPOINT_ENV,
+    GAME_OVER,
+    HELLO,
+    MOVE,
+    NEW_GAME,
+    PROTOCOL_VERSION,
+    RESIGN,
+    TOKEN_ENV,
+    TURN,
+    BotClient,
+)
+
+MAX_LINE_BYTES = 256 * 1024
+"""A longer line from the bot is a malformed message (bytes)."""
+
+BYE_GRACE_S = 0.3
+"""After `bye` the bot has this long to exit before the adapter leaves (the referee kills the
+whole process group 0.5 s after `bye`)."""
+
+SPACE_IN_MOVE = ","
+"""A move is one word on a line: its spaces (Santorini: `C3 B3 A3`) are written as commas."""
+
+_INFO_KEYS = ("depth", "score", "nodes", "pv", "comment")
+
+
+class BadLine(ValueError):
+    """A line from the bot that is neither `move ...` nor `resign`; the message quotes it."""
+
+
+# --- referee message -> line ---
+
+def move_words(moves: list[str]) -> str:
+    """Moves as words separated by spaces (two C-level replaces, not a call a move: every turn)."""
+    return "\0".join(moves).replace(" ", SPACE_IN_MOVE).replace("\0", " ")
+
+
+def _value_word(value: Any) -> str:
+    if value is True or value is False:
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return "_".join(str(value).split()) or "_"
+
+
+def clock_word(time_map: dict[str, Any]) -> str:
+    """The clock as a record writes it: `3` (seconds per move) or `60+1` (base + increment)."""
+    if time_map.get("control") == "increment":
+        return f"{float(time_map.get('base_s', 0)):g}+{float(time_map.get('increment_s', 0)):g}"
+    return f"{float(time_map.get('per_move_s', 0)):g}"
+
+
+def seconds_word(seconds: float) -> str:
+    """Seconds with millisecond precision; `inf` for no limit."""
+    return "inf" if math.isinf(seconds) else f"{seconds:.3f}"
+
+
+def to_line(message: dict[str, Any]) -> str | None:
+    """The text-protocol line for a referee message (without the newline); None for a message a
+    bot does not get."""
+    kind = message["type"]
+    if kind == NEW_GAME:
+        params = " ".join(f"{key}={_value_word(value)}" for key, value in sorted(message["params"].items()))
+        words = [NEW_GAME, message["game"], str(message["seat"]), clock_word(message["time"]),
+                 str(message["seed"])]
+        return " ".join(words) + (f" {params}" if params else "")
+    if kind == TURN:
+        moves, legal = move_words(message["moves"]), move_words(message["legal"])
+        return (f"{TURN} {message['ply']} {seconds_word(float(message['time_left_s']))} moves"
+                f"{' ' if moves else ''}{moves} legal {legal}")
+    if kind == GAME_OVER:
+        winner = "draw" if message["winner"] is None else str(message["winner"])
+        return f"{GAME_OVER} {winner} {' '.join(message['reason'].split())}".rstrip()
+    if kind == BYE:
+        return BYE
+    return None
+
+
+# --- line -> bot message ---
+
+def _number(word: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            value = kind(word)
+        except ValueError:
+            continue
+        return value if not (isinstance(value, float) and not math.isfinite(value)) else word
+    return word
+
+
+def parse_info(words: list[str]) -> dict[str, Any]:
+    """The info after a move: `depth N`, `score X`, `nodes N`, `pv MOVE...` (up to the next key),
+    `comment TEXT...` (the rest of the line), any other `KEY VALUE` as a number or a word."""
+    info: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        key = words[i]
+        if key == "comment":
+            info["comment"] = " ".join(words[i + 1:])
+            break
+        if key == "pv":
+            j = i + 1
+            while j < len(words) and words[j] not in _INFO_KEYS:
+                j += 1
+            info["pv"] = [word.replace(SPACE_IN_MOVE, " ") for word in words[i + 1:j]]
+            i = j
+            continue
+        if i + 1 < len(words):
+            info[key] = _number(words[i + 1])
+        i += 2
+    return info
+
+
+def parse_line(raw: bytes) -> tuple[str, str | None, dict[str, Any]] | None:
+    """What a line from the bot says: (`"move"`, move, info) or (`"resign"`, None, {}); None for a
+    blank line; BadLine for anything else."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadLine(f"a line that is not UTF-8: {raw[:60]!r}") from None
+    words = line.split()
+    if not words:
+        return None
+    if words[0] == MOVE and len(words) >= 2:
+        return MOVE, words[1].replace(SPACE_IN_MOVE, " "), parse_info(words[2:])
+    if words == [RESIGN]:
+        return RESIGN, None, {}
+    shown = line.strip()
+    shown = shown if len(shown) <= 100 else shown[:100] + "..."
+    raise BadLine(f"the bot printed {shown!r} on stdout, which is not 'move MOVE' "
+                  "(debug output goes to stderr)")
+
+
+# --- the adapter ---
+
+def _note(text: str) -> None:
+    """A line in the bot's log (our stderr is the log file), so it is in the game record."""
+    print(f"arena stdio: {text}", file=sys.stderr, flush=True)
+
+
+class Adapter:
+    """One bot child process and the referee connection: lines one way, messages the other."""
+
+    def __init__(self, client: BotClient, child: subprocess.Popen) -> None:
+        self.client = client
+        self.child = child
+        self.turns: deque[tuple[str, int]] = deque()
+        """Turns written to the bot and not answered yet (game_id, ply), oldest first."""
+        self.game_id = ""
+        self._buffer = b""
+        self._out = child.stdout.fileno()  # type: ignore[union-attr]
+        self._in = child.stdin.fileno()  # type: ignore[union-attr]
+
+    def run(self) -> int:
+        """Relay until `bye` or the bot's exit; the exit code for this process."""
+        while True:
+            message_ready, line_ready = self.client.wait(None, self._out)
+            if line_ready:
+                data = os.read(self._out, 65536)
+                if not data:
+                    return self._bot_gone()
+                self._on_output(data)
+            while message_ready:
+                message = self.client.receive_ready()
+                if message is None:
+                    break
+                if message["type"] == BYE:
+                    return self._bye()
+                self._on_message(message)
+
+    def _write(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        try:
+            while data:
+                data = data[os.write(self._in, data):]
+        except OSError:
+            pass  # the bot is gone: its stdout ends next, and run() reports it
+
+    def _on_message(self, message: dict[str, Any]) -> None:
+        if message["type"] == NEW_GAME:
+            self.game_id = message["game_id"]
+        elif message["type"] == TURN:
+            self.turns.append((message["game_id"], message["ply"]))
+        line = to_line(message)
+        if line is not None:
+            self._write(line)
+
+    def _on_output(self, data: bytes) -> None:
+        self._buffer += data
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for raw in lines:
+            self._on_line(raw)
+        if len(self._buffer) > MAX_LINE_BYTES:
+            self._buffer = b""
+            self._malformed(f"a line longer than {MAX_LINE_BYTES} bytes")
+
+    def _on_line(self, raw: bytes) -> None:
+        try:
+            parsed = parse_line(raw)
+        except BadLine as exc:
+            self._malformed(str(exc))
+            return
+        if parsed is None:
+            return
+        kind, move, info = parsed
+        if not self.turns:
+            _note(f"a {kind!r} line when no turn was asked: dropped")
+            return
+        game_id, ply = self.turns.popleft()
+        message: dict[str, Any] = {"type": kind, "game_id": game_id, "ply": ply}
+        if kind == MOVE:
+            message["move"] = move
+            if info:
+                message["info"] = info
+        self.client.send(message)
+
+    def _malformed(self, why: str) -> None:
+        """Send the referee a message it refuses, naming `why`: a malformed-message forfeit."""
+        _note(why)
+        self.turns.clear()
+        self.client.send({"type": f"bad line from a stdio bot: {why}", "game_id": self.game_id})
+
+    def _bot_gone(self) -> int:
+        try:
+            code = self.child.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            _note("the bot closed its stdout")
+            return 1
+        if code < 0:
+            _note(f"the bot was killed by {signal.Signals(-code).name}")
+            return 128 - code
+        _note(f"the bot exited with code {code}")
+        return code if code else 1  # a bot leaving mid-match has crashed, whatever its code
+
+    def _bye(self) -> int:
+        self._write(BYE)
+        try:
+            self.child.stdin.close()  # type: ignore[union-attr]
+        except (BrokenPipeError, OSError):
+            pass
+        deadline = time.monotonic() + BYE_GRACE_S
+        while self.child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m arena.match.stdio COMMAND...`: run COMMAND as a stdio bot for the referee."""
+    command = list(sys.argv[1:] if argv is None else argv)
+    if not command:
+        print("usage: python -m arena.match.stdio COMMAND...", file=sys.stderr)
+        return 2
+    endpoint, token = os.environ.get(ENDPOINT_ENV), os.environ.get(TOKEN_ENV)
+    if not endpoint or token is None:
+        print(f"arena stdio: {ENDPOINT_ENV} and {TOKEN_ENV} must be set (the referee starts this)",
+              file=sys.stderr)
+        return 2
+    try:  # stderr is inherited: the bot's own messages go to the log with ours
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    except OSError as exc:
+        _note(f"cannot start {' '.join(command)!r}: {exc}")
+        return 127
+    name = os.path.basename(command[-1] if len(command) > 1 else command[0])
+    with BotClient(endpoint) as client:
+        client.send({"type": HELLO, "token": token, "name": f"stdio {name}", "protocol": PROTOCOL_VERSION})
+        try:
+            return Adapter(client, child).run()
+        finally:
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+#!/bin/sh
+# Build bot.jar, one runnable jar holding the bot and its two libraries; the last line printed is
+# the command that runs it. The libraries: $JEROMQ_JAR and $MSGPACK_JAR if set, else the jars in
+# lib/ (from Maven Central), else Debian's (apt-get install libjeromq-java libmsgpack-java).
+set -e
+cd "$(dirname "$0")"
+find_jar() {  # find_jar NAME DEBIAN_PATH
+    for jar in lib/"$1"-*.jar "$2"; do
+        if [ -f "$jar" ]; then echo "$jar"; return; fi
+    done
+    echo "build.sh: no $1 jar: put one in lib/ or apt-get install $3" >&2
+    exit 1
+}
+JEROMQ_JAR=${JEROMQ_JAR:-$(find_jar jeromq /usr/share/java/jeromq.jar libjeromq-java)}
+MSGPACK_JAR=${MSGPACK_JAR:-$(find_jar msgpack-core /usr/share/java/msgpack-core.jar libmsgpack-java)}
+rm -rf build && mkdir -p build/classes
+javac -d build/classes -cp "$JEROMQ_JAR:$MSGPACK_JAR" src/Bot.java >&2
+(cd build/classes && for jar in "$JEROMQ_JAR" "$MSGPACK_JAR"; do
+    case "$jar" in /*) ;; *) jar="../../$jar" ;; esac
+    jar xf "$jar"
+done && rm -rf META-INF)
+jar --create --file bot.jar --main-class Bot -C build/classes . >&2
+echo "java -jar $(pwd)/bot.jar"

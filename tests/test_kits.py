@@ -1,0 +1,158 @@
+"""The starter kits in examples/kits/ and the code of docs/PROTOCOL.md, built with real compilers and
+played against `random` under the real referee.
+
+Each kit is copied to a temporary directory and built once per test session with its own
+`build.sh`, whose last line is the command that runs the bot. A missing compiler or library skips
+with the reason (fails under CI=true: .ci/run installs them).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import require
+
+from arena.match.clock import TimeControl
+from arena.match.launcher import resolve_command
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+KITS = ROOT / "examples" / "kits"
+PROTOCOL_PAGE = ROOT / "docs" / "PROTOCOL.md"
+BUILD_TIMEOUT_S = 300
+DEBIAN_JARS = (Path("/usr/share/java/jeromq.jar"), Path("/usr/share/java/msgpack-core.jar"))
+
+GAMES = {  # small and short: the point is a whole game without a forfeit, not the play
+    "domineering": {"rows": 5, "cols": 5},
+    "morris": {"max_turns": 40},
+    "santorini": {},
+}
+CLOCK = TimeControl(per_move=2.0, margin=0.05)
+
+
+def _has_header(name: str) -> bool:
+    return any(Path(d, name).is_file() for d in ("/usr/include", "/usr/local/include"))
+
+
+def _cpp_ready() -> str | None:
+    missing = [p for p in ("g++", "make") if shutil.which(p) is None]
+    missing += [h for h in ("zmq.hpp", "msgpack.hpp", "zmq.h") if not _has_header(h)]
+    return None if not missing else f"missing {', '.join(missing)} (apt-get install g++ make " \
+                                      "libzmq3-dev cppzmq-dev libmsgpack-cxx-dev)"
+
+
+def _java_ready() -> str | None:
+    missing = [p for p in ("javac", "java", "jar") if shutil.which(p) is None]
+    missing += [str(j) for j in DEBIAN_JARS if not j.is_file()]
+    return None if not missing else f"missing {', '.join(missing)} (apt-get install default-jdk " \
+                                      "libjeromq-java libmsgpack-java)"
+
+
+def _csharp_ready() -> str | None:
+    missing = [p for p in ("mcs", "mono") if shutil.which(p) is None]
+    return None if not missing else f"missing {', '.join(missing)} (apt-get install mono-mcs)"
+
+
+READY = {"cpp": _cpp_ready, "java": _java_ready, "csharp": _csharp_ready, "python-stdio": lambda: None}
+
+
+def build_kit(kit: str, where: Path) -> str:
+    """Copy the kit to `where`, run its build.sh, return the last line it printed."""
+    why = READY[kit]()
+    require(why is None, f"kit {kit}: {why}")
+    copy = where / kit
+    shutil.copytree(KITS / kit, copy, ignore=shutil.ignore_patterns("bot", "*.jar", "*.exe", "build", "lib"))
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(["sh", str(copy / "build.sh")], capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT_S, env={**os.environ, "PATH": path})
+    assert done.returncode == 0, f"{kit}/build.sh failed:\n{done.stdout}\n{done.stderr}"
+    lines = done.stdout.strip().splitlines()
+    assert lines, f"{kit}/build.sh printed no run command"
+    return lines[-1]
+
+
+@pytest.fixture(scope="module", params=sorted(READY))
+def kit_command(request, tmp_path_factory) -> tuple[str, str]:
+    return request.param, build_kit(request.param, tmp_path_factory.mktemp("kits"))
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, game):
+    kit, command = kit_command
+    bot = BotSpec(f"kit-{kit}", resolve_command(command))
+    spec = MatchSpec(match_id=f"kit-{kit}", game=game,
+                     bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
+                     game_numbers=(0, 1), params=GAMES[game])
+    records = run_match(spec)
+    assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
+    for record in records:
+        seat = record.players.index(f"kit-{kit}")
+        mine = [m for m in record.moves if m.seat == seat]
+        assert mine and all(m.info.get("comment") == "first legal move" for m in mine)
+
+
+def test_every_kit_has_a_readme_with_debian_packages_build_and_run():
+    for kit in READY:
+        text = (KITS / kit / "README.md").read_text(encoding="utf-8")
+        assert "apt-get install" in text and "build.sh" in text and "arena match" in text, kit
+        assert os.access(KITS / kit / "build.sh", os.X_OK), kit
+
+
+# --- the code printed in docs/PROTOCOL.md ---
+
+def code_block(language: str) -> str:
+    """The one ```language block of docs/PROTOCOL.md, exactly as printed."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```$", PROTOCOL_PAGE.read_text(encoding="utf-8"),
+                        re.MULTILINE | re.DOTALL)
+    assert len(blocks) == 1, f"expected one {language} block in docs/PROTOCOL.md, found {len(blocks)}"
+    return blocks[0]
+
+
+def build_page_cpp(where: Path) -> str:
+    require(_cpp_ready() is None, f"C++ block: {_cpp_ready()}")
+    source = where / "bot.cpp"
+    source.write_text(code_block("cpp"), encoding="utf-8")
+    first = code_block("cpp").splitlines()[0]
+    assert first.startswith("// g++ ")  # the page's own build command, used as printed
+    command = first[3:].split("  ")[0].strip()
+    done = subprocess.run(command, shell=True, cwd=where, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT_S)
+    assert done.returncode == 0, f"{command}:\n{done.stderr}"
+    return str(where / "bot")
+
+
+def build_page_java(where: Path) -> str:
+    require(_java_ready() is None, f"Java block: {_java_ready()}")
+    (where / "Bot.java").write_text(code_block("java"), encoding="utf-8")
+    classpath = os.pathsep.join([str(where), *map(str, DEBIAN_JARS)])
+    done = subprocess.run(["javac", "-cp", classpath, "Bot.java"], cwd=where, capture_output=True, text=True,
+                          timeout=BUILD_TIMEOUT_S)
+    assert done.returncode == 0, f"javac against Debian's JeroMQ 0.3.6:\n{done.stderr}"
+    return f"java -cp {classpath} Bot"
+
+
+@pytest.mark.parametrize("language", ["cpp", "java"])
+def test_the_code_blocks_of_the_protocol_page_compile_as_printed_and_play(language, tmp_path):
+    command = build_page_cpp(tmp_path) if language == "cpp" else build_page_java(tmp_path)
+    bot = BotSpec(f"page-{language}", resolve_command(command))
+    spec = MatchSpec(match_id=f"page-{language}", game="domineering",
+                     bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
+                     game_numbers=(0, 1), params=GAMES["domineering"])
+    assert [r.forfeit for r in run_match(spec)] == [None, None]
+
+
+def test_a_java_bot_that_cannot_start_shows_why_in_the_record(tmp_path):
+    require(_java_ready() is None, f"java: {_java_ready()}")
+    bot = BotSpec("lost", resolve_command(f"java -cp {DEBIAN_JARS[0]} NoSuchBot"))
+    spec = MatchSpec(match_id="lost", game="domineering",
+                     bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
+                     game_numbers=(0,), params=GAMES["domineering"])
+    [record] = run_match(spec)
+    assert record.forfeit["reason"] == "crashed" and "before saying hello" in record.forfeit["detail"]
+    assert "Could not find or load main class NoSuchBot" in record.logs["0"]
