@@ -29,7 +29,8 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     results_help = "the directory holding every tournament's results (default: results)"
     which_help = "the tournament file, or its name under --results"
 
-    tour = subparsers.add_parser("tournament", help="run a round-robin tournament from a TOML file")
+    tour = subparsers.add_parser("tournament", help="run a tournament (round-robin, gauntlet or Swiss) "
+                                                    "from a TOML file")
     tsub = tour.add_subparsers(dest="tournament_command", metavar="COMMAND")
     tsub.required = True
     run = tsub.add_parser("run", help="play every game not yet played (resumes after an interruption)")
@@ -121,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
     print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
-          f"{len(tour.bots)} bots, "
+          f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
     progress = None if args.quiet else sys.stderr
@@ -158,6 +159,14 @@ def _stored(out: Path) -> int:
 
     with Store(out / DB_NAME, create=False) as store:
         return store.count()
+
+
+def _format(tour: tmod.Tournament) -> str:
+    if tour.format == "gauntlet":
+        return f"gauntlet of {', '.join(tour.challengers)}, "
+    if tour.format == "swiss":
+        return f"Swiss of {tour.rounds} rounds, "
+    return ""
 
 
 def _params(params: dict) -> str:

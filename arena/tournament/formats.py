@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+FORMATS = ("round_robin", "gauntlet", "swiss")
+"""The values of the tournament file's `format` key."""
+
 
 @dataclass(frozen=True)
 class Pairing:

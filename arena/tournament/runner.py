@@ -8,6 +8,9 @@ The file (see examples/):
     games_per_pairing = 2         # even: every pairing plays as many games in each seat
     seed = 1                      # the games' seeds derive from it
     games_per_task = 2            # optional: games a worker plays with the same two bot processes
+    format = "round_robin"        # optional: "round_robin" (default), "gauntlet" or "swiss"
+    challengers = ["mybot"]       # gauntlet only: these bots play every other bot, never each other
+    rounds = 5                    # swiss only: how many rounds
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
@@ -53,7 +56,7 @@ from arena.match.clock import TimeControl
 from arena.match.limits import Limits
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.formats import Pairing, round_robin
+from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
 from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
 
 DEFAULT_GAMES_PER_PAIRING = 2
@@ -69,7 +72,7 @@ _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
 
 _KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
-         "description", "title", "limits"}
+         "description", "title", "limits", "format", "challengers", "rounds"}
 _BOT_KEYS = {"name", "command"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 
@@ -103,10 +106,22 @@ class Tournament:
     games_per_task: int = DEFAULT_GAMES_PER_TASK
     description: str = ""
     limits: Limits = field(default_factory=Limits)
+    format: str = "round_robin"
+    challengers: tuple[str, ...] = ()
+    rounds: int = 0
+    """Swiss rounds (0 for the other formats)."""
 
     def fingerprint(self) -> dict[str, Any]:
-        """What the stored games depend on (arena.store decides which changes are allowed)."""
-        return {
+        """What the stored games depend on (arena.store decides which changes are allowed).
+
+        A round-robin's fingerprint has no format keys, so results stored before formats existed
+        still match."""
+        extra: dict[str, Any] = {}
+        if self.format == "gauntlet":
+            extra = {"format": self.format, "challengers": list(self.challengers)}
+        elif self.format == "swiss":
+            extra = {"format": self.format, "rounds": self.rounds}
+        return {**extra,
             "name": self.name,
             "game": self.game,
             "params": self.params,
@@ -117,14 +132,29 @@ class Tournament:
                      for b in self.bots],
         }
 
-    def pairings(self) -> list[Pairing]:
-        return round_robin([b.name for b in self.bots], self.games_per_pairing)
+    def pairings(self, results: dict[str, dict[int, float]] | None = None) -> list[Pairing]:
+        """The pairings to play: every one of a round-robin or gauntlet; for a Swiss, those of the
+        current round, planned from `results` (Store.pairing_results: the stored games)."""
+        names = [b.name for b in self.bots]
+        if self.format == "gauntlet":
+            return list(gauntlet(names, self.challengers, self.games_per_pairing))
+        if self.format == "swiss":
+            return list(swiss_rounds(names, self.games_per_pairing, self.rounds, results or {})[-1].pairings)
+        return round_robin(names, self.games_per_pairing)
+
+    def pairings_per_round(self) -> int:
+        """How many pairings a Swiss round has (a bye for an odd field)."""
+        return len(self.bots) // 2
 
     def results_dir(self, root: str | Path = DEFAULT_RESULTS_ROOT) -> Path:
         return Path(root) / self.name
 
     def total_games(self) -> int:
         n = len(self.bots)
+        if self.format == "gauntlet":
+            return len(self.challengers) * (n - len(self.challengers)) * self.games_per_pairing
+        if self.format == "swiss":
+            return self.rounds * (n // 2) * self.games_per_pairing
         return n * (n - 1) // 2 * self.games_per_pairing
 
     def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
@@ -241,12 +271,48 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
             raise bad(f"{where}.command", f"bot {bot_name!r}: {exc}") from None
         bots.append(BotEntry(bot_name, written, argv))
     if len(bots) < 2:
-        raise bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
+        raise bad("bots", f"a tournament needs at least 2 bots, the file has {len(bots)}")
+    fmt, challengers, rounds = _format_keys(data, [b.name for b in bots], bad)
     return Tournament(
         path=path, name=name, game=game_name, params=game.params, time_control=time_control,
         bots=tuple(bots), games_per_pairing=ints["games_per_pairing"], seed=ints["seed"],
         games_per_task=ints["games_per_task"], description=data.get("description", ""), limits=limits,
+        format=fmt, challengers=challengers, rounds=rounds,
     )
+
+
+def _format_keys(data: dict[str, Any], names: list[str],
+                 bad: Callable[[str, str], TournamentError]) -> tuple[str, tuple[str, ...], int]:
+    """The checked `format`, `challengers` and `rounds` keys."""
+    fmt = data.get("format", "round_robin")
+    if fmt not in FORMATS:
+        raise bad("format", f"must be one of {', '.join(map(repr, FORMATS))}, got {fmt!r}")
+    if "challengers" in data and fmt != "gauntlet":
+        raise bad("challengers", f'only for format = "gauntlet" (this file\'s format is {fmt!r})')
+    if "rounds" in data and fmt != "swiss":
+        raise bad("rounds", f'only for format = "swiss" (this file\'s format is {fmt!r})')
+    challengers: tuple[str, ...] = ()
+    rounds = 0
+    if fmt == "gauntlet":
+        raw = data.get("challengers")
+        if not isinstance(raw, list) or not raw or not all(isinstance(c, str) for c in raw):
+            raise bad("challengers", f"a gauntlet needs a list of bot names, e.g. [\"mybot\"], got {raw!r}")
+        for name in raw:
+            if name not in names:
+                raise bad("challengers", f"{name!r} is not the name of a bot of this file")
+        if len(set(raw)) != len(raw):
+            raise bad("challengers", "a bot is listed twice")
+        if len(raw) == len(names):
+            raise bad("challengers", "every bot is a challenger: a gauntlet needs bots to challenge")
+        challengers = tuple(raw)
+    elif fmt == "swiss":
+        raw = data.get("rounds")
+        most = len(names) if len(names) % 2 else len(names) - 1
+        if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= most:
+            raise bad("rounds", f"a Swiss of {len(names)} bots needs a whole number of rounds from 1 to "
+                      f"{most} (more would need a rematch), got {raw!r}")
+        rounds = raw
+    return fmt, challengers, rounds
 
 
 def _split(command: str) -> tuple[str, ...]:
@@ -372,10 +438,16 @@ class Progress:
         self.stream.flush()
 
 
-def plan(tournament: Tournament, stored: dict[str, set[int]]) -> list[MatchSpec]:
-    """MatchSpecs for every game not stored, in chunks of games_per_task, first chunks first."""
+def plan(tournament: Tournament, stored: dict[str, set[int]],
+         results: dict[str, dict[int, float]] | None = None) -> list[MatchSpec]:
+    """MatchSpecs for every game not stored, in chunks of games_per_task, first chunks first.
+
+    For a Swiss, only the games of the current round: `results` (Store.pairing_results) must hold
+    the stored games' results, from which the round is planned."""
+    if tournament.format == "swiss" and results is None:
+        raise ValueError("planning a Swiss round needs the stored results")
     chunked: list[list[MatchSpec]] = []
-    for pairing in tournament.pairings():
+    for pairing in tournament.pairings(results):
         have = stored.get(pairing.pairing_id, set())
         missing = [n for n in range(pairing.games) if n not in have]
         size = tournament.games_per_task
@@ -399,7 +471,8 @@ def run(
 
     `executor`: any concurrent.futures-style executor (its `submit` must return Futures); by default
     a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
-    StoreError if the file changed in a way that breaks exactly-once.
+    A Swiss is played round by round: each round is planned from the stored results once the round
+    before it is stored. StoreError if the file changed in a way that breaks exactly-once.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -411,60 +484,73 @@ def run(
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
-        specs = plan(tournament, stored)
+        specs = plan(tournament, stored, store.pairing_results())
         summary.planned = sum(len(s.game_numbers) for s in specs)
         bar = Progress(tournament.total_games(), summary.already, progress)
         bar.show()
         pending = list(specs)
-        restarts = 0
         try:
             while pending:
-                own = executor is None
-                stream = multiprocessing.get_context("spawn").Queue() if own else None
-                pool = executor if executor is not None else _make_pool(concurrency, stream)
-                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
-                expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
+                stored_before = summary.stored
+                _play_specs(store, pending, concurrency, executor, task, summary, bar)
                 pending = []
-                broken = False
-                clean = False
-                try:
-                    running = set(futures)
-                    while running:
-                        done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
-                        _drain(stream, store, expected, summary, bar)
-                        for future in done:
-                            spec = futures[future]
-                            try:
-                                results = future.result()
-                            except BrokenProcessPool:
-                                broken = True
-                                pending.append(spec)
-                                continue
-                            except Exception as exc:  # the referee failed on this match: report, go on
-                                summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
-                                                        f"{type(exc).__name__}: {exc}")
-                                continue
-                            _store_results(store, spec, results, expected, summary, bar)
-                    _drain(stream, store, expected, summary, bar)
-                    clean = not broken
-                finally:
-                    if own:  # after an interrupt, do not wait for the matches still running
-                        pool.shutdown(wait=clean, cancel_futures=True)
-                if broken:
-                    restarts += 1
-                    have = store.stored_numbers()
-                    pending = [dataclasses.replace(s, game_numbers=left) for s in pending
-                               if (left := tuple(n for n in s.game_numbers
-                                                 if n not in have.get(s.match_id, set())))]
-                    if restarts > _POOL_RESTARTS or not own:
-                        summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
-                                             for s in pending]
-                        pending = []
+                if tournament.format == "swiss" and summary.stored > stored_before and not summary.failures:
+                    pending = plan(tournament, store.stored_numbers(), store.pairing_results())
+                    summary.planned += sum(len(s.game_numbers) for s in pending)
         except KeyboardInterrupt:
             summary.interrupted = True
         bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
+                executor: Executor | None, task: Callable[[MatchSpec], list[str]], summary: RunSummary,
+                bar: Progress) -> None:
+    """Play `pending` through the executor (rebuilding a broken default pool), committing each game."""
+    restarts = 0
+    while pending:
+        own = executor is None
+        stream = multiprocessing.get_context("spawn").Queue() if own else None
+        pool = executor if executor is not None else _make_pool(concurrency, stream)
+        futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
+        expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
+        pending = []
+        broken = False
+        clean = False
+        try:
+            running = set(futures)
+            while running:
+                done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
+                _drain(stream, store, expected, summary, bar)
+                for future in done:
+                    spec = futures[future]
+                    try:
+                        results = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        pending.append(spec)
+                        continue
+                    except Exception as exc:  # the referee failed on this match: report, go on
+                        summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
+                                                f"{type(exc).__name__}: {exc}")
+                        continue
+                    _store_results(store, spec, results, expected, summary, bar)
+            _drain(stream, store, expected, summary, bar)
+            clean = not broken
+        finally:
+            if own:  # after an interrupt, do not wait for the matches still running
+                pool.shutdown(wait=clean, cancel_futures=True)
+        if broken:
+            restarts += 1
+            have = store.stored_numbers()
+            pending = [dataclasses.replace(s, game_numbers=left) for s in pending
+                       if (left := tuple(n for n in s.game_numbers
+                                         if n not in have.get(s.match_id, set())))]
+            if restarts > _POOL_RESTARTS or not own:
+                summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
+                                     for s in pending]
+                pending = []
 
 
 @contextlib.contextmanager

@@ -6,6 +6,11 @@ Scoring: a win is 1 point, a draw 0.5, a loss 0 (a forfeit is a loss for the bot
 arena's rules). Sonneborn-Berger of a bot = the sum over its opponents of (points it scored against
 that opponent) x (that opponent's total points). Ranks are by points, then Sonneborn-Berger; bots
 equal on both share a rank (1, 2, 2, 4). Elo comes from `arena.ratings.fit` (maximum likelihood).
+
+A Swiss tournament (format = "swiss") adds a bye's points (a won pairing: 1 point a game of it) to
+the bot that sat out, a "byes" column, and a "Buchholz" column (the sum of its opponents' points,
+byes included; a bye adds nothing to the Buchholz of the bot that had it); its ranks are by points,
+then Buchholz, then Sonneborn-Berger.
 """
 from __future__ import annotations
 
@@ -20,8 +25,9 @@ import pandas as pd
 from tabulate import tabulate
 
 from arena.match.records import GameRecord
+from arena.tournament.formats import bye_points, swiss_rounds
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
-from arena.tournament.store import DB_NAME, Store, StoredGame
+from arena.tournament.store import DB_NAME, Store, StoredGame, pairing_results
 
 STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points", "score %", "elo", "elo ±",
                      "SB", "forfeits", "forfeit reasons"]
@@ -47,8 +53,11 @@ def _records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
 
 
 def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
-              prior_draws: float = DEFAULT_PRIOR_DRAWS) -> pd.DataFrame:
-    """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores."""
+              prior_draws: float = DEFAULT_PRIOR_DRAWS, byes: dict[str, float] | None = None) -> pd.DataFrame:
+    """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores.
+
+    `byes` (a Swiss: bot -> points of its byes, see `swiss_byes`) adds those points and the
+    "byes" and "Buchholz" columns, and ranks by points, Buchholz, then Sonneborn-Berger."""
     records = _records(games)
     names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
     row: dict[str, dict[str, Any]] = {
@@ -77,6 +86,9 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
             reason = str(r.forfeit.get("reason", "unknown"))
             s["reasons"][reason] = s["reasons"].get(reason, 0) + 1
     ratings = fit(results, players=names, prior_draws=prior_draws)
+    for n, extra in (byes or {}).items():
+        if n in row:
+            row[n]["points"] += extra
     table = []
     for n in names:
         s = row[n]
@@ -93,17 +105,22 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
         }
         if scored:
             entry["score diff"] = s["score diff"]
+        if byes is not None:
+            entry["byes"] = byes.get(n, 0.0)
+            entry["Buchholz"] = sum(row[opp]["points"] for opp in {o for (me, o) in versus if me == n})
         table.append(entry)
-    columns = STANDINGS_COLUMNS[1:] + (["score diff"] if scored else [])
+    swiss = ["byes", "Buchholz"] if byes is not None else []
+    columns = STANDINGS_COLUMNS[1:] + (["score diff"] if scored else []) + swiss
     df = pd.DataFrame(table, columns=columns)
     if df.empty:
         df.insert(0, "rank", pd.Series(dtype=int))
         return df
-    df = df.sort_values(["points", "SB", "bot"], ascending=[False, False, True], kind="mergesort")
+    keys = ["points", "Buchholz", "SB"] if byes is not None else ["points", "SB"]
+    df = df.sort_values([*keys, "bot"], ascending=[False] * len(keys) + [True], kind="mergesort")
     df = df.reset_index(drop=True)
     ranks = []
     for i in range(len(df)):
-        if i and (df.at[i, "points"], df.at[i, "SB"]) == (df.at[i - 1, "points"], df.at[i - 1, "SB"]):
+        if i and all(df.at[i, k] == df.at[i - 1, k] for k in keys):
             ranks.append(ranks[-1])
         else:
             ranks.append(i + 1)
@@ -166,6 +183,9 @@ def display_standings(df: pd.DataFrame) -> pd.DataFrame:
         out["elo"] = out.apply(elo_text, axis=1)
         out["points"] = out["points"].map(_num)
         out["SB"] = out["SB"].map(_num)
+        for column in ("byes", "Buchholz"):
+            if column in out:
+                out[column] = out[column].map(_num)
         out["score %"] = out["score %"].map(lambda v: "—" if pd.isna(v) else f"{v:.1f}")
     else:
         out["elo"] = pd.Series(dtype=str)
@@ -211,21 +231,46 @@ def load(results_dir: str | Path) -> tuple[dict[str, Any], list[StoredGame]]:
         return fingerprint, store.games()
 
 
+def swiss_byes(fingerprint: dict[str, Any], games: list[StoredGame]) -> dict[str, float] | None:
+    """For a Swiss tournament, bot -> points of its byes in the rounds paired so far; else None."""
+    if fingerprint.get("format") != "swiss":
+        return None
+    bots = [b["name"] for b in fingerprint.get("bots", [])]
+    per = fingerprint.get("games_per_pairing", 2)
+    try:
+        rounds = swiss_rounds(bots, per, fingerprint.get("rounds", 1), pairing_results(games))
+    except ValueError:
+        return {}
+    byes: dict[str, float] = {}
+    for r in rounds:
+        if r.bye is not None:
+            byes[r.bye] = byes.get(r.bye, 0.0) + bye_points(per)
+    return byes
+
+
 def summary_line(fingerprint: dict[str, Any], played: int) -> str:
     bots = [b["name"] for b in fingerprint.get("bots", [])]
     per = fingerprint.get("games_per_pairing", 0)
     total = len(bots) * (len(bots) - 1) // 2 * per
+    kind = ""
+    if fingerprint.get("format") == "gauntlet":
+        challengers = fingerprint.get("challengers", [])
+        total = len(challengers) * (len(bots) - len(challengers)) * per
+        kind = f"gauntlet of {', '.join(challengers)}, "
+    elif fingerprint.get("format") == "swiss":
+        total = fingerprint.get("rounds", 0) * (len(bots) // 2) * per
+        kind = f"Swiss of {fingerprint.get('rounds', 0)} rounds, "
     params = ", ".join(f"{k}={v}" for k, v in sorted(fingerprint.get("params", {}).items()))
     return (f"{fingerprint.get('name', '?')}: {fingerprint.get('game', '?')}"
             f"{f' ({params})' if params else ''}, time {fingerprint.get('time_control', '?')} s, "
-            f"{len(bots)} bots, {per} games a pairing: {played}/{total} games played")
+            f"{len(bots)} bots, {kind}{per} games a pairing: {played}/{total} games played")
 
 
 def report(results_dir: str | Path, fmt: str = "simple") -> str:
     """The text `arena standings` prints: a summary line, the standings and the crosstable."""
     fingerprint, games = load(results_dir)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order)
+    table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     return "\n\n".join([summary_line(fingerprint, len(games)), standings_text(table, fmt),
                         "Crosstable (points of the row bot against the column bot)",
@@ -237,7 +282,7 @@ def publish(results_dir: str | Path) -> list[Path]:
     out = Path(results_dir)
     fingerprint, games = load(out)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order)
+    table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     gtable = games_table(games)
     summary = summary_line(fingerprint, len(games))
