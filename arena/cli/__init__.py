@@ -8,6 +8,7 @@ traceback), 130 interrupted.
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
                                  [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
                                  [--memory MIB] [--cpu-seconds S]
+                                 [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from arena.match.movefile import read_move_file, save_record, write_move_file
 from arena.match.records import GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
+from arena.match.sprt import Sprt, SprtConfig, Verdict
 from arena.terminal.screen import result_text
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
@@ -53,7 +55,8 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("bot_a", metavar="BOT_A", help="a shipped bot (e.g. random) or a command, e.g. "
                    "\"python mybot.py\"")
     p.add_argument("bot_b", metavar="BOT_B", help="the other bot")
-    p.add_argument("--games", "-n", type=int, default=2, metavar="N", help="games to play (default 2)")
+    p.add_argument("--games", "-n", type=int, default=None, metavar="N",
+                   help=f"games to play (default 2; with --sprt, at most N, default {SPRT_MAX_GAMES})")
     p.add_argument("--time", "-t", metavar="SECONDS|BASE+INC",
                    help="0.5: half a second a move; 60+1: a minute a game plus a second a move "
                         "(default: the game's per-move limit from the rules)")
@@ -68,6 +71,11 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
+                   help="play pairs of games (seats swapped) until a sequential probability ratio test "
+                        "decides whether BOT_A is stronger than BOT_B by elo1 (H1) or by at most elo0 "
+                        "(H0); settings elo0=0 elo1=10 alpha=0.05 beta=0.05 by default "
+                        "(docs/tournaments.md); put it last, or end its settings with --")
     limits = p.add_argument_group("limits and fairness (docs/limits.md)")
     limits.add_argument("--pin-cpus", action="store_true", help="pin each bot to its own CPU")
     limits.add_argument("--suspend", action="store_true",
@@ -81,6 +89,14 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
 
 class _BadInput(ValueError):
     pass
+
+
+SPRT_MAX_GAMES = 1000
+"""The most games `arena match --sprt` plays without --games."""
+
+
+class _SprtDone(Exception):
+    """Raised from on_game when the SPRT has decided: the match stops there."""
 
 
 def _parse_params(items: list[str]) -> dict[str, str]:
@@ -123,8 +139,18 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     """The MatchSpec for `arena match` arguments (without its directory); _BadInput/ValueError say why."""
     params = _parse_params(args.param)
     game = rules.load(args.game, **params)
+    if args.games is None:
+        args.games = 2 if args.sprt is None else SPRT_MAX_GAMES
     if args.games < 1:
         raise _BadInput(f"--games must be at least 1, got {args.games}")
+    if args.sprt is not None:
+        try:
+            SprtConfig.parse(args.sprt)
+        except ValueError as exc:
+            raise _BadInput(f"--sprt: {exc}") from None
+        if args.games % 2:
+            raise _BadInput(f"--games must be even with --sprt (games come in pairs, seats swapped), "
+                            f"got {args.games}")
     if args.margin < 0:
         raise _BadInput(f"--margin must not be negative, got {args.margin}")
     if not math.isfinite(args.margin):
@@ -183,6 +209,8 @@ def cmd_match(args: argparse.Namespace) -> int:
         f"{_describe_clock(spec.time_control)}, seed {spec.seed}")
     say(f"records: {directory}")
     live = sys.stderr.isatty() and not args.quiet
+    sprt = Sprt(SprtConfig.parse(args.sprt)) if args.sprt is not None else None
+    pair_points = [0.0]
 
     def on_move(record: GameRecord, move, state) -> None:
         sys.stderr.write(f"\r  game {len(done) + 1}/{total}: ply {move.ply + 1} {move.move:<12}")
@@ -203,9 +231,19 @@ def cmd_match(args: argparse.Namespace) -> int:
         say(f"game {len(done)}/{total}: {record.players[0]} vs {record.players[1]}: {result_text(record)}, "
             f"{len(record.moves)} plies, {record.duration_s:.2f} s   "
             f"[{names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}]")
+        if sprt is not None:
+            pair_points[0] += record.points(record.players.index(names[0]))
+            if len(done) % 2 == 0:
+                sprt.add_pair(pair_points[0])
+                pair_points[0] = 0.0
+                print(sprt.line(), flush=True)
+                if sprt.verdict() is not Verdict.CONTINUE:
+                    raise _SprtDone
 
     try:
         run_match(spec, on_game=on_game, on_move=on_move if live else None)
+    except _SprtDone:
+        pass
     except KeyboardInterrupt:
         print(f"\narena match: interrupted after {len(done)} of {total} games; records in {directory}",
               file=sys.stderr)
@@ -213,9 +251,27 @@ def cmd_match(args: argparse.Namespace) -> int:
     finally:
         summary["played"] = len(done)
         summary["score"] = points
+        if sprt is not None:
+            summary["sprt"] = {**dataclasses.asdict(sprt.config), "pentanomial": sprt.counts,
+                               "llr": round(sprt.llr(), 4), "bounds": list(sprt.config.bounds()),
+                               "verdict": str(sprt.verdict())}
         (directory / "match.json").write_text(json.dumps(summary, indent=1))
     print(f"score: {names[0]} {points[names[0]]:g} - {points[names[1]]:g} {names[1]}")
+    if sprt is not None:
+        print(_sprt_verdict(sprt, names))
     return EXIT_OK
+
+
+def _sprt_verdict(sprt: Sprt, names: list[str]) -> str:
+    c = sprt.config
+    verdict = sprt.verdict()
+    if verdict is Verdict.H1:
+        return (f"SPRT: H1 accepted after {sprt.pairs} pairs: {names[0]} is stronger than {names[1]} "
+                f"(by elo1 = {c.elo1:g} or more; false positive rate alpha = {c.alpha:g})")
+    if verdict is Verdict.H0:
+        return (f"SPRT: H0 accepted after {sprt.pairs} pairs: {names[0]} is not stronger than {names[1]} "
+                f"by elo1 = {c.elo1:g} (at most elo0 = {c.elo0:g}; false negative rate beta = {c.beta:g})")
+    return f"SPRT: no decision after {sprt.pairs} pairs (LLR {sprt.llr():.2f}); play more games"
 
 
 def build_parser() -> argparse.ArgumentParser:
