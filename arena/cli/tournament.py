@@ -1,4 +1,4 @@
-"""The tournament commands of `arena`: tournament run, standings, publish, submit.
+"""The tournament commands of `arena`: tournament run, tournament plan, standings, publish, submit.
 
 arena/cli/__init__.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
 the parsed arguments and returns the exit code: 0 done, 1 games left to play (run it again),
@@ -43,6 +43,16 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
     run.set_defaults(func=cmd_run)
+
+    pl = tsub.add_parser("plan", help="print the number of games and matches and an estimate of the "
+                                      "wall time, without playing")
+    pl.add_argument("tournament", metavar="TOURNAMENT", help="the tournament file (.toml)")
+    pl.add_argument("--concurrency", "-j", type=int, default=None,
+                    help="matches played at once (default 1)")
+    pl.add_argument("--cluster", metavar="ADDRESS", default=None,
+                    help="local:N for N local Dask workers, or a scheduler address (its workers are counted)")
+    pl.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    pl.set_defaults(func=cmd_plan)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
     st.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
@@ -121,6 +131,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     tour = tmod.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
+    plan = _estimate(tour, args.results, _workers(args))
+    print(plan.text(), file=sys.stderr)
     print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
@@ -132,7 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         except cluster.ClusterError as exc:
             raise CommandError(str(exc)) from None
     else:
-        summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress)
+        summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress,
+                           eta_s=plan.wall_s)
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
     if not args.quiet:
@@ -150,6 +163,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
           f"({summary.stored} this run)", file=sys.stderr)
     return EXIT_OK
+
+
+@_guard
+def cmd_plan(args: argparse.Namespace) -> int:
+    """arena tournament plan TOURNAMENT [--concurrency N | --cluster ADDRESS]"""
+    tour = tmod.load(args.tournament, check_commands=False)
+    tmod.check_resumable(tour, args.results)
+    print(_estimate(tour, args.results, _workers(args)).text())
+    return EXIT_OK
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """The number of workers of `--concurrency` or `--cluster` (a scheduler's are counted)."""
+    if args.concurrency is not None and args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.cluster is None:
+        return args.concurrency or 1
+    from arena.tournament import cluster
+
+    if args.concurrency is not None:
+        raise CommandError("--concurrency is for the local pool; with --cluster the workers play "
+                           "(local:N for N local workers)")
+    try:
+        kind, value = cluster.parse_cluster(args.cluster)
+        if kind == "local":
+            return int(value)
+        with cluster.connect(str(value)) as client:
+            return max(1, sum(client.nthreads().values()))
+    except cluster.ClusterError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _estimate(tour: tmod.Tournament, root: str, workers: int):
+    """The plan's estimate, from the stored games if there are any."""
+    from arena.tournament.plan import estimate
+    from arena.tournament.store import Store
+
+    db = tour.results_dir(root) / DB_NAME
+    if not db.is_file():
+        return estimate(tour, workers)
+    with Store(db, create=False) as store:
+        return estimate(tour, workers, store if store.count() else None)
 
 
 def _stored(out: Path) -> int:

@@ -388,19 +388,46 @@ class RunSummary:
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
     wall_s: float = 0.0
+    matches: int = 0
+    """Matches (tasks) played to their end in this run."""
+    game_s: float = 0.0
+    """The games' own durations (GameRecord.duration_s) stored in this run, added up."""
+    phases: int = 0
+    """Pools started: 1, or one per Swiss round played."""
+
+    def timing(self, workers: int) -> dict[str, float]:
+        """What the plan calibrates its next estimates with (Store.record_run)."""
+        return {"wall_s": round(self.wall_s, 3), "workers": workers, "matches": self.matches,
+                "games": self.stored, "game_s": round(self.game_s, 3), "phases": self.phases}
 
     @property
     def missing(self) -> int:
         return self.planned - self.stored
 
 
+def duration(seconds: float) -> str:
+    """`42 s`, `3 min 20 s`, `5 h 07 min` (rounded up to a whole second)."""
+    total = max(0, int(-(-seconds // 1)))
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 class Progress:
-    """A one-line text progress bar with a running count of results, on stderr."""
+    """A one-line text progress bar with a running count of results and the time left, on stderr.
+
+    The time left is `eta_s` (the plan's estimate) minus the time elapsed until this run has
+    stored a game, then the games left at this run's measured pace."""
 
     WIDTH = 30
 
-    def __init__(self, total: int, done: int, stream: TextIO | None) -> None:
+    def __init__(self, total: int, done: int, stream: TextIO | None, eta_s: float | None = None) -> None:
         self.total, self.done, self.stream = total, done, stream
+        self.first_done, self.eta_s = done, eta_s
         self.counts = {"seat 0 wins": 0, "seat 1 wins": 0, "draws": 0, "forfeits": 0}
         self.started = time.monotonic()
         self._last = 0.0
@@ -420,7 +447,19 @@ class Progress:
         counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
         elapsed = time.monotonic() - self.started
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        return f"[{bar}] {self.done}/{self.total} games ({counts}) {elapsed:.0f}s"
+        return f"[{bar}] {self.done}/{self.total} games ({counts}) {elapsed:.0f}s{self.time_left(elapsed)}"
+
+    def time_left(self, elapsed: float) -> str:
+        if self.done >= self.total:
+            return ""
+        this_run = self.done - self.first_done
+        if this_run > 0:
+            left = elapsed / this_run * (self.total - self.done)
+        elif self.eta_s is not None:
+            left = max(0.0, self.eta_s - elapsed)
+        else:
+            return ""
+        return f", about {duration(left)} left"
 
     def show(self, final: bool = False) -> None:
         if self.stream is None:
@@ -466,8 +505,12 @@ def run(
     executor: Executor | None = None,
     progress: TextIO | None = sys.stderr,
     task: Callable[[MatchSpec], list[str]] = play_task,
+    eta_s: float | None = None,
 ) -> RunSummary:
     """Play every game of `tournament` not yet stored; each game is committed as it comes back.
+
+    `eta_s`: the plan's estimate of the wall time (arena.tournament.plan), shown as the time left
+    until the first game of this run is stored.
 
     `executor`: any concurrent.futures-style executor (its `submit` must return Futures); by default
     a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
@@ -486,7 +529,7 @@ def run(
         summary.already = sum(len(v) for v in stored.values())
         specs = plan(tournament, stored, store.pairing_results())
         summary.planned = sum(len(s.game_numbers) for s in specs)
-        bar = Progress(tournament.total_games(), summary.already, progress)
+        bar = Progress(tournament.total_games(), summary.already, progress, eta_s)
         bar.show()
         pending = list(specs)
         try:
@@ -500,7 +543,9 @@ def run(
         except KeyboardInterrupt:
             summary.interrupted = True
         bar.show(final=True)
-    summary.wall_s = time.monotonic() - started
+        summary.wall_s = time.monotonic() - started
+        if executor is None and summary.stored and not summary.interrupted and not summary.failures:
+            store.record_run(summary.timing(concurrency))
     return summary
 
 
@@ -509,6 +554,7 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                 bar: Progress) -> None:
     """Play `pending` through the executor (rebuilding a broken default pool), committing each game."""
     restarts = 0
+    summary.phases += 1
     while pending:
         own = executor is None
         stream = multiprocessing.get_context("spawn").Queue() if own else None
@@ -536,6 +582,7 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                                                 f"{type(exc).__name__}: {exc}")
                         continue
                     _store_results(store, spec, results, expected, summary, bar)
+                    summary.matches += 1
             _drain(stream, store, expected, summary, bar)
             clean = not broken
         finally:
@@ -631,4 +678,5 @@ def _store_one(store: Store, item: Any, expected: dict[str, tuple[MatchSpec, int
     del expected[record.game_id]
     if store.add_game(spec.match_id, number, record):
         summary.stored += 1
+        summary.game_s += record.duration_s
         bar.add(record)

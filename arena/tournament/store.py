@@ -191,6 +191,20 @@ class Store:
             raise
         return status
 
+    # --- the last run's timing (what `arena tournament plan` calibrates its estimates with) ---
+    def record_run(self, timing: dict[str, Any]) -> None:
+        """Keep the figures of the run that just ended (meta key 'last_run', JSON)."""
+        self._db.execute("INSERT INTO meta VALUES ('last_run', ?) ON CONFLICT (key) DO UPDATE SET "
+                         "value = excluded.value", (json.dumps(timing, sort_keys=True),))
+
+    def last_run(self) -> dict[str, Any] | None:
+        value = self._meta("last_run")
+        try:
+            data = json.loads(value) if value is not None else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
     # --- games ---
     def add_game(self, pairing: str, number: int, record: GameRecord) -> bool:
         """Commit one game in its own transaction; False if (pairing, number) was already stored."""
