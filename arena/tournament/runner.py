@@ -76,16 +76,23 @@ def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_R
 
 _STREAM: Any = None
 """In a worker of the default pool: the queue on which each finished game goes to the parent."""
+_HUB: Any = None
+"""In a worker of the default pool: its bots kept from one match to the next (arena.match.reuse)."""
+BOT_STARTS = ""
+"""The match id under which a worker streams how many bot processes a task started."""
 
 
 def play_task(spec: MatchSpec) -> list[str]:
     """Play `spec` (in a worker process) and return its game records as JSON strings.
 
     In the default pool each game is also sent to the parent as soon as it ends, so that it is
-    committed at once rather than when the whole task returns."""
+    committed at once rather than when the whole task returns, and the worker keeps its bots
+    running from one match to the next (a hub, arena.match.reuse)."""
     from arena.match.referee import run_match
 
     stream = _STREAM
+    hub = _worker_hub() if stream is not None else None
+    started = hub.started if hub is not None else 0
 
     def on_game(record: GameRecord) -> None:
         if stream is not None:
@@ -94,7 +101,27 @@ def play_task(spec: MatchSpec) -> list[str]:
             except Exception:  # the parent still gets the record in the returned list
                 pass
 
-    return [record.to_json() for record in run_match(spec, on_game=on_game)]
+    try:
+        return [record.to_json() for record in run_match(spec, on_game=on_game, hub=hub)]
+    finally:
+        if hub is not None and stream is not None:
+            try:
+                stream.put((BOT_STARTS, json.dumps({"bot_starts": hub.started - started})))
+            except Exception:  # a count for the benchmarks only
+                pass
+
+
+def _worker_hub() -> Any:
+    """This worker's hub, made at its first task and closed when the worker ends."""
+    global _HUB
+    if _HUB is None:
+        from multiprocessing.util import Finalize
+
+        from arena.match.reuse import BotHub
+
+        _HUB = BotHub()
+        Finalize(_HUB, _HUB.close, exitpriority=10)
+    return _HUB
 
 
 def _init_worker(parent_pid: int, stream: Any = None) -> None:
@@ -127,6 +154,8 @@ class RunSummary:
     """Matches (tasks) played to their end in this run."""
     game_s: float = 0.0
     """The games' own durations (GameRecord.duration_s) stored in this run, added up."""
+    bot_starts: int = 0
+    """Bot processes the workers of the default pool started (a bot kept between matches counts once)."""
     phases: int = 0
     """Pools started: 1, or one per Swiss round played."""
 
@@ -323,6 +352,8 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
         finally:
             if own:  # after an interrupt, do not wait for the matches still running
                 pool.shutdown(wait=clean, cancel_futures=True)
+                if clean:  # the workers have ended: what they streamed last is in the queue
+                    _drain(stream, store, expected, summary, bar)
         if broken:
             restarts += 1
             have = store.stored_numbers()
@@ -377,6 +408,10 @@ def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]]
             return
         except (OSError, ValueError, EOFError):  # a worker died while writing: its games come again
             return
+        if match_id == BOT_STARTS:
+            with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError):
+                summary.bot_starts += int(json.loads(item)["bot_starts"])
+            continue
         _store_one(store, item, expected, summary, bar, match_id)
 
 
