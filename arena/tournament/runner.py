@@ -78,6 +78,8 @@ _STREAM: Any = None
 """In a worker of the default pool: the queue on which each finished game goes to the parent."""
 _HUB: Any = None
 """In a worker of the default pool: its bots kept from one match to the next (arena.match.reuse)."""
+_REUSE = True
+"""In a worker of the default pool: whether it keeps its bots between matches (run(reuse=...))."""
 BOT_STARTS = ""
 """The match id under which a worker streams how many bot processes a task started."""
 
@@ -91,7 +93,7 @@ def play_task(spec: MatchSpec) -> list[str]:
     from arena.match.referee import run_match
 
     stream = _STREAM
-    hub = _worker_hub() if stream is not None else None
+    hub = _worker_hub() if stream is not None and _REUSE else None
     started = hub.started if hub is not None else 0
 
     def on_game(record: GameRecord) -> None:
@@ -124,11 +126,11 @@ def _worker_hub() -> Any:
     return _HUB
 
 
-def _init_worker(parent_pid: int, stream: Any = None) -> None:
+def _init_worker(parent_pid: int, stream: Any = None, reuse: bool = True) -> None:
     """Worker initializer: keep the stream, and if the parent dies (even by kill -9), interrupt the
     running match so the referee stops its bots, then leave; the next run replays the lost games."""
-    global _STREAM
-    _STREAM = stream
+    global _STREAM, _REUSE
+    _STREAM, _REUSE = stream, reuse
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -270,11 +272,13 @@ def run(
     progress: TextIO | None = sys.stderr,
     task: Callable[[MatchSpec], list[str]] = play_task,
     eta_s: float | None = None,
+    reuse: bool = True,
 ) -> RunSummary:
     """Play every game of `tournament` not yet stored; each game is committed as it comes back.
 
     `eta_s`: the plan's estimate of the wall time (arena.tournament.plan), shown as the time left
-    until the first game of this run is stored.
+    until the first game of this run is stored. `reuse`: the default pool's workers keep their bots
+    running from one match to the next (arena.match.reuse); False starts them for every match.
 
     `executor`: any concurrent.futures-style executor (its `submit` must return Futures); by default
     a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
@@ -299,7 +303,7 @@ def run(
         try:
             while pending:
                 stored_before = summary.stored
-                _play_specs(store, pending, concurrency, executor, task, summary, bar)
+                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse)
                 pending = []
                 if tournament.format == "swiss" and summary.stored > stored_before and not summary.failures:
                     pending = plan(tournament, store.stored_numbers(), store.pairing_results())
@@ -315,14 +319,14 @@ def run(
 
 def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                 executor: Executor | None, task: Callable[[MatchSpec], list[str]], summary: RunSummary,
-                bar: Progress) -> None:
+                bar: Progress, reuse: bool = True) -> None:
     """Play `pending` through the executor (rebuilding a broken default pool), committing each game."""
     restarts = 0
     summary.phases += 1
     while pending:
         own = executor is None
         stream = multiprocessing.get_context("spawn").Queue() if own else None
-        pool = executor if executor is not None else _make_pool(concurrency, stream)
+        pool = executor if executor is not None else _make_pool(concurrency, stream, reuse)
         futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
         expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
         pending = []
@@ -388,9 +392,9 @@ def exclusive(path: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _make_pool(concurrency: int, stream: Any = None) -> ProcessPoolExecutor:
+def _make_pool(concurrency: int, stream: Any = None, reuse: bool = True) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(os.getpid(), stream))
+                               initializer=_init_worker, initargs=(os.getpid(), stream, reuse))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
