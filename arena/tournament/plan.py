@@ -25,7 +25,7 @@ BOT_START_S = 0.8
 """Starting a match's two bot processes (Python bots: interpreter, imports, hello), seconds;
 measured on 2 shared cores (0.75 to 0.85 s between one match's last game and the next's first)."""
 POOL_START_S = 2.0
-"""Starting the pool of worker processes, once per run and per Swiss round, seconds."""
+"""Starting the pool of worker processes, once per run, seconds."""
 _BISECTION_STEPS = 40
 PLAYOUTS = 16
 """Random playouts that give a game's typical number of plies."""
@@ -121,14 +121,14 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None) -
     pairings = (tournament.pairings_per_round() if tournament.format == "swiss"
                 else len(tournament.pairings()))
     full_phase = [task_s(g) for g in chunk_games for _ in range(pairings)]
-    full_wall = phases * (POOL_START_S + makespan(full_phase, workers))
+    full_wall = POOL_START_S + phases * makespan(full_phase, workers)
     specs = plan(tournament, stored, results)
     left_matches = len(specs)
     wall = POOL_START_S + makespan([task_s(len(s.game_numbers)) for s in specs], workers) if specs else 0.0
     if tournament.format == "swiss":
         played_rounds = _rounds_begun(tournament, results)
         later = max(0, tournament.rounds - played_rounds)
-        wall += later * (POOL_START_S + makespan(full_phase, workers))
+        wall += later * makespan(full_phase, workers)
         left_matches += later * len(full_phase)
     left = tournament.total_games() - sum(len(v) for v in stored.values())
     return Estimate(
@@ -150,7 +150,7 @@ def calibrated_start_s(run: dict) -> float:
     per_phase = max(1, round(matches / phases))
 
     def model(start: float) -> float:
-        return phases * (POOL_START_S + makespan([start + mean] * per_phase, workers))
+        return POOL_START_S + phases * makespan([start + mean] * per_phase, workers)
 
     low, high = 0.0, max(wall, 0.0)
     if model(low) >= wall:

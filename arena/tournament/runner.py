@@ -300,16 +300,25 @@ def run(
         bar = Progress(tournament.total_games(), summary.already, progress, eta_s)
         bar.show()
         pending = list(specs)
+        kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
         try:
             while pending:
                 stored_before = summary.stored
-                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse)
+                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept)
                 pending = []
                 if tournament.format == "swiss" and summary.stored > stored_before and not summary.failures:
                     pending = plan(tournament, store.stored_numbers(), store.pairing_results())
                     summary.planned += sum(len(s.game_numbers) for s in pending)
+            if kept:  # the workers end (and stop their bots); what they streamed last is in the queue
+                pool, stream = kept
+                kept.clear()
+                pool.shutdown(wait=True)
+                _drain(stream, store, {}, summary, bar)
         except KeyboardInterrupt:
             summary.interrupted = True
+        finally:
+            if kept:  # interrupted: do not wait for the matches still running
+                kept[0].shutdown(wait=False, cancel_futures=True)
         bar.show(final=True)
         summary.wall_s = time.monotonic() - started
         if executor is None and summary.stored and not summary.interrupted and not summary.failures:
@@ -319,14 +328,18 @@ def run(
 
 def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                 executor: Executor | None, task: Callable[[MatchSpec], list[str]], summary: RunSummary,
-                bar: Progress, reuse: bool = True) -> None:
-    """Play `pending` through the executor (rebuilding a broken default pool), committing each game."""
+                bar: Progress, reuse: bool, kept: list[Any]) -> None:
+    """Play `pending` through the executor, committing each game. The default pool is made on first
+    use and left in `kept` (pool, stream) for the next call, so its workers keep their bots; a
+    broken one is rebuilt."""
     restarts = 0
     summary.phases += 1
     while pending:
         own = executor is None
-        stream = multiprocessing.get_context("spawn").Queue() if own else None
-        pool = executor if executor is not None else _make_pool(concurrency, stream, reuse)
+        if own and not kept:
+            queue_ = multiprocessing.get_context("spawn").Queue()
+            kept += [_make_pool(concurrency, queue_, reuse), queue_]
+        pool, stream = kept if own else (executor, None)
         futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in pending}
         expected = {spec.game_id(n): (spec, n) for spec in pending for n in spec.game_numbers}
         pending = []
@@ -354,10 +367,9 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             _drain(stream, store, expected, summary, bar)
             clean = not broken
         finally:
-            if own:  # after an interrupt, do not wait for the matches still running
-                pool.shutdown(wait=clean, cancel_futures=True)
-                if clean:  # the workers have ended: what they streamed last is in the queue
-                    _drain(stream, store, expected, summary, bar)
+            if own and not clean:  # broken, or interrupted: do not wait for the matches still running
+                pool.shutdown(wait=False, cancel_futures=True)
+                kept.clear()
         if broken:
             restarts += 1
             have = store.stored_numbers()
