@@ -86,3 +86,11 @@ def test_a_tournament_worker_starts_each_bot_once(tmp_path):
     assert summary.stored == 12 and not summary.failures
     # 6 matches of 2 bots: 12 starts without reuse; one worker keeps all four bots
     assert summary.bot_starts == 4
+
+
+def test_a_swiss_keeps_its_worker_and_bots_from_round_to_round(tmp_path):
+    path = write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), games=2,
+                 extra='format = "swiss"\nrounds = 3')
+    summary = tmod.run(tmod.load(path), tmp_path / "res", concurrency=1, progress=None)
+    assert summary.stored == 3 * 2 * 2 and not summary.failures and summary.phases == 3
+    assert summary.bot_starts == 4  # 6 matches, 12 seats: each bot started once for the 3 rounds
