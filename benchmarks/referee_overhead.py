@@ -130,6 +130,9 @@ def main() -> None:
     moves = per_move_times(50)
     print(f"referee time per move (instant): median {statistics.median(moves) * 1e6:7.1f} us   "
           f"p99 {percentile(moves, 99) * 1e6:7.1f} us   ({len(moves)} moves; goal: median < 150 us)")
+    ratio = statistics.median(moves) / statistics.median(bare)
+    print(f"referee move / bare round trip (medians, same transport, same run): {ratio:.2f}x  "
+          f"(goal <= 1.30: {'met' if ratio <= 1.3 else 'not met'})")
     total, in_match = games_per_second(args.games)
     print(f"random vs random, domineering 8x8, {args.games} games: {total:6.1f} games/s wall "
           f"(bots started and stopped included), {in_match:6.1f} games/s between games (goal: > 150)")

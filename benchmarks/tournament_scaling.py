@@ -1,8 +1,10 @@
 """How a tournament scales with workers: a round-robin of 6 random bots, 10 games a pairing
 (150 games of Domineering), at concurrency 1 and 2, and on a local Dask cluster of 2 workers
-(issue 8: `--cluster local:2`); prints each wall time and the ratios to one worker.
+(issue 8: `--cluster local:2`); prints each wall time, how many bot processes each run started,
+and the ratios to one worker. The baseline in the same run: the same two runs with every match
+starting its bots afresh (`--no-reuse-baseline` skips it).
 
-Goal (issue 4): on a 2-core machine, 2 workers finish in at most 0.6 of the time of one.
+Goal (issues 4 and 15): on a 2-core machine, 2 workers finish in at most 0.6 of the time of one.
 The Dask column is skipped when dask/distributed are not installed (pip install 'arena[dask]');
 its wall time counts the bot check on every worker (also shown apart), not the cluster's start-up.
 
@@ -41,6 +43,8 @@ def main() -> int:
     parser.add_argument("--per-task", type=int, default=tmod.DEFAULT_GAMES_PER_TASK,
                         help="games a worker plays with the same bot processes")
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask column")
+    parser.add_argument("--no-reuse-baseline", action="store_true",
+                        help="skip the runs whose matches start their bots afresh")
     args = parser.parse_args()
     print(f"{args.bots} random bots, {args.games} games a pairing, Domineering {args.rows}x{args.rows}, "
           f"{args.per_task} games a task, {os.cpu_count()} cores")
@@ -48,14 +52,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="arena-scaling-") as tmp:
         path = write_file(Path(tmp), args.bots, args.games, args.rows, args.per_task)
         tour = tmod.load(path)
-        for workers in (1, 2):
-            root = Path(tmp) / f"results-{workers}"
-            started = time.perf_counter()
-            summary = tmod.run(tour, root, concurrency=workers, progress=None)
-            times[workers] = time.perf_counter() - started
-            with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
-                stored = store.count()
-            show(f"concurrency {workers}", times[workers], stored, tour, summary)
+        modes = [True] if args.no_reuse_baseline else [False, True]
+        for reuse in modes:
+            for workers in (1, 2):
+                root = Path(tmp) / f"results-{workers}-{reuse}"
+                started = time.perf_counter()
+                summary = tmod.run(tour, root, concurrency=workers, progress=None, reuse=reuse)
+                times[workers, reuse] = time.perf_counter() - started
+                with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
+                    stored = store.count()
+                label = f"concurrency {workers}{'' if reuse else ', bots started every match'}"
+                show(label, times[workers, reuse], stored, tour, summary, reuse)
+            if not reuse:
+                print(f"ratio without reuse (2 workers / 1 worker): {times[2, False] / times[1, False]:.2f}")
+        times[1], times[2] = times[1, True], times[2, True]
         dask_s = None if args.no_dask else run_dask(tour, Path(tmp) / "results-dask")
     ratio = times[2] / times[1]
     verdict = "met" if ratio <= 0.6 else "not met"
@@ -66,10 +76,13 @@ def main() -> int:
     return 0
 
 
-def show(label: str, wall_s: float, stored: int, tour: tmod.Tournament, summary: tmod.RunSummary) -> None:
+def show(label: str, wall_s: float, stored: int, tour: tmod.Tournament, summary: tmod.RunSummary,
+         counted: bool = False) -> None:
     failures = f", {len(summary.failures)} failures" if summary.failures else ""
+    starts = (f", {summary.bot_starts} bot processes started" if counted
+              else f", {2 * summary.matches} bot processes started (2 a match)" if summary.matches else "")
     print(f"{label:14}: {wall_s:6.2f} s wall, {stored}/{tour.total_games()} games, "
-          f"{stored / wall_s:6.1f} games/s{failures}")
+          f"{stored / wall_s:6.1f} games/s{starts}{failures}")
 
 
 def run_dask(tour: tmod.Tournament, root: Path) -> float | None:

@@ -4,6 +4,7 @@
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
                                  [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
                                  [--memory MIB] [--cpu-seconds S]
+                                 [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import argparse
 import dataclasses
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import rules
@@ -28,12 +30,20 @@ from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.match.limits import Limits
 from arena.match.movefile import read_move_file
 from arena.match.recorder import MatchRecorder
+from arena.match.records import GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import MatchSpec
+from arena.match.sprt import Sprt, SprtConfig, Verdict
 from arena.terminal.progress import MatchProgress
 
 PREFIX = "arena match"
 """How the command's error lines start."""
+SPRT_MAX_GAMES = 1000
+"""The most games `arena match --sprt` plays without --games."""
+
+
+class _SprtDone(Exception):
+    """Raised from on_game when the SPRT has decided: the match stops there."""
 
 
 def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +57,8 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("bot_a", metavar="BOT_A", help="a shipped bot (e.g. random) or a command, e.g. "
                    "\"python mybot.py\"")
     p.add_argument("bot_b", metavar="BOT_B", help="the other bot")
-    p.add_argument("--games", "-n", type=int, default=2, metavar="N", help="games to play (default 2)")
+    p.add_argument("--games", "-n", type=int, default=None, metavar="N",
+                   help=f"games to play (default 2; with --sprt, at most N, default {SPRT_MAX_GAMES})")
     p.add_argument("--time", "-t", metavar="SECONDS|BASE+INC",
                    help="0.5: half a second a move; 60+1: a minute a game plus a second a move "
                         "(default: the game's per-move limit from the rules)")
@@ -62,6 +73,11 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
+                   help="play pairs of games (seats swapped) until a sequential probability ratio test "
+                        "decides whether BOT_A is stronger than BOT_B by elo1 (H1) or by at most elo0 "
+                        "(H0); settings elo0=0 elo1=10 alpha=0.05 beta=0.05 by default "
+                        "(docs/tournaments.md); put it last, or end its settings with --")
     limits = p.add_argument_group("limits and fairness (docs/limits.md)")
     limits.add_argument("--pin-cpus", action="store_true", help="pin each bot to its own CPU")
     limits.add_argument("--suspend", action="store_true",
@@ -76,8 +92,18 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
 def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     """The MatchSpec for `arena match` arguments (without its id); BadInput/ValueError say why."""
     game = rules.load(args.game, **parse_params(args.param))
+    if args.games is None:
+        args.games = 2 if args.sprt is None else SPRT_MAX_GAMES
     if args.games < 1:
         raise BadInput(f"--games must be at least 1, got {args.games}")
+    if args.sprt is not None:
+        try:
+            SprtConfig.parse(args.sprt)
+        except ValueError as exc:
+            raise BadInput(f"--sprt: {exc}") from None
+        if args.games % 2:
+            raise BadInput(f"--games must be even with --sprt (games come in pairs, seats swapped), "
+                           f"got {args.games}")
     if args.margin < 0:
         raise BadInput(f"--margin must not be negative, got {args.margin}")
     if not math.isfinite(args.margin):
@@ -115,8 +141,12 @@ def cmd_match(args: argparse.Namespace) -> int:
     progress = MatchProgress(recorder, quiet=args.quiet,
                              warn=lambda text: print(f"{PREFIX}: warning: {text}", file=sys.stderr))
     progress.header(directory, game.params)
+    sprt = Sprt(SprtConfig.parse(args.sprt)) if args.sprt is not None else None
+    on_game = progress.on_game if sprt is None else _sprt_on_game(sprt, progress.on_game, recorder)
     try:
-        run_match(spec, on_game=progress.on_game, on_move=progress.on_move if progress.is_live else None)
+        run_match(spec, on_game=on_game, on_move=progress.on_move if progress.is_live else None)
+    except _SprtDone:
+        pass
     except KeyboardInterrupt:
         print(f"\n{PREFIX}: interrupted after {len(recorder.records)} of {len(spec.game_numbers)} games; "
               f"records in {directory}", file=sys.stderr)
@@ -124,4 +154,42 @@ def cmd_match(args: argparse.Namespace) -> int:
     finally:
         recorder.finish()
     print(f"score: {progress.score()}")
+    if sprt is not None:
+        print(_sprt_verdict(sprt, [b.name for b in spec.bots]))
     return EXIT_OK
+
+
+def _sprt_on_game(sprt: Sprt, show: Callable[[GameRecord], None],
+                  recorder: MatchRecorder) -> Callable[[GameRecord], None]:
+    """on_game for --sprt: show and record the game; after each pair, update the test, print its
+    line, keep it in match.json, and stop the match (_SprtDone) once it has decided."""
+    bot_a = recorder.spec.bots[0].name
+    pair = [0.0]
+
+    def on_game(record: GameRecord) -> None:
+        show(record)
+        pair[0] += record.points(record.players.index(bot_a))
+        if len(recorder.records) % 2:
+            return
+        sprt.add_pair(pair[0])
+        pair[0] = 0.0
+        print(sprt.line(), flush=True)
+        recorder.extra["sprt"] = {**dataclasses.asdict(sprt.config), "pentanomial": list(sprt.counts),
+                                  "llr": round(sprt.llr(), 4), "bounds": list(sprt.config.bounds()),
+                                  "verdict": str(sprt.verdict())}
+        if sprt.verdict() is not Verdict.CONTINUE:
+            raise _SprtDone
+
+    return on_game
+
+
+def _sprt_verdict(sprt: Sprt, names: list[str]) -> str:
+    c = sprt.config
+    verdict = sprt.verdict()
+    if verdict is Verdict.H1:
+        return (f"SPRT: H1 accepted after {sprt.pairs} pairs: {names[0]} is stronger than {names[1]} "
+                f"(by elo1 = {c.elo1:g} or more; false positive rate alpha = {c.alpha:g})")
+    if verdict is Verdict.H0:
+        return (f"SPRT: H0 accepted after {sprt.pairs} pairs: {names[0]} is not stronger than {names[1]} "
+                f"by elo1 = {c.elo1:g} (at most elo0 = {c.elo0:g}; false negative rate beta = {c.beta:g})")
+    return f"SPRT: no decision after {sprt.pairs} pairs (LLR {sprt.llr():.2f}); play more games"

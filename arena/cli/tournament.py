@@ -1,4 +1,4 @@
-"""The tournament commands of `arena`: tournament run, standings, publish, serve, submit.
+"""The tournament commands of `arena`: tournament run, tournament plan, standings, publish, serve, submit.
 
 arena/cli/__init__.py registers them with `add_tournament_parsers(subparsers)`; each command's function takes
 the parsed arguments and returns the exit code: 0 done, 1 games left to play (run it again),
@@ -35,7 +35,8 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     which_help = "the tournament file, or its name under --results"
     port_help = "the port of the local web server (default 8000; 0 picks a free one)"
 
-    tour = subparsers.add_parser("tournament", help="run a round-robin tournament from a TOML file")
+    tour = subparsers.add_parser("tournament", help="run a tournament (round-robin, gauntlet or Swiss) "
+                                                    "from a TOML file")
     tsub = tour.add_subparsers(dest="tournament_command", metavar="COMMAND")
     tsub.required = True
     run = tsub.add_parser("run", help="play every game not yet played (resumes after an interruption)")
@@ -52,6 +53,16 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                           "(until Ctrl-C), as `arena serve` does")
     run.add_argument("--port", type=int, default=None, help=port_help)
     run.set_defaults(func=cmd_run)
+
+    pl = tsub.add_parser("plan", help="print the number of games and matches and an estimate of the "
+                                      "wall time, without playing")
+    pl.add_argument("tournament", metavar="TOURNAMENT", help="the tournament file (.toml)")
+    pl.add_argument("--concurrency", "-j", type=int, default=None,
+                    help="matches played at once (default 1)")
+    pl.add_argument("--cluster", metavar="ADDRESS", default=None,
+                    help="local:N for N local Dask workers, or a scheduler address (its workers are counted)")
+    pl.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    pl.set_defaults(func=cmd_plan)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
     st.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
@@ -121,8 +132,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
     server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
+    plan = _estimate(tour, args.results, _workers(args))
+    print(plan.text(), file=sys.stderr)
     print(f"{tour.name}: {tour.game}{_params(tour.game, tour.params)}, time {tour.time_control} s, "
-          f"{len(tour.bots)} bots, "
+          f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
     nothing_to_play = done_before >= tour.total_games()
@@ -138,7 +151,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             except cluster.ClusterError as exc:
                 raise CommandError(str(exc)) from None
         else:
-            summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress)
+            summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress,
+                               eta_s=plan.wall_s)
     except BaseException:
         if server is not None:
             server.stop()
@@ -172,6 +186,48 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@_guard
+def cmd_plan(args: argparse.Namespace) -> int:
+    """arena tournament plan TOURNAMENT [--concurrency N | --cluster ADDRESS]"""
+    tour = tmod.load(args.tournament, check_commands=False)
+    tmod.check_resumable(tour, args.results)
+    print(_estimate(tour, args.results, _workers(args)).text())
+    return EXIT_OK
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """The number of workers of `--concurrency` or `--cluster` (a scheduler's are counted)."""
+    if args.concurrency is not None and args.concurrency < 1:
+        raise CommandError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.cluster is None:
+        return args.concurrency or 1
+    from arena.tournament import cluster
+
+    if args.concurrency is not None:
+        raise CommandError("--concurrency is for the local pool; with --cluster the workers play "
+                           "(local:N for N local workers)")
+    try:
+        kind, value = cluster.parse_cluster(args.cluster)
+        if kind == "local":
+            return int(value)
+        with cluster.connect(str(value)) as client:
+            return max(1, sum(client.nthreads().values()))
+    except cluster.ClusterError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def _estimate(tour: tmod.Tournament, root: str, workers: int):
+    """The plan's estimate, from the stored games if there are any."""
+    from arena.tournament.plan import estimate
+    from arena.tournament.store import Store
+
+    db = tour.results_dir(root) / DB_NAME
+    if not db.is_file():
+        return estimate(tour, workers)
+    with Store(db, create=False) as store:
+        return estimate(tour, workers, store if store.count() else None)
+
+
 def _stored(out: Path) -> int:
     if not (out / DB_NAME).is_file():
         return 0
@@ -195,6 +251,15 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _format(tour: tmod.Tournament) -> str:
+    if tour.format == "gauntlet":
+        return f"gauntlet of {', '.join(tour.challengers)}, "
+    if tour.format == "swiss":
+        return f"Swiss of {tour.rounds} rounds, "
+    return ""
+
 
 
 @_guard

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.match.launcher import BotProcess, PlayerProcess
 from arena.match.limits import Limits, Watchdog
@@ -31,6 +31,9 @@ from arena.match.protocol import (
 )
 from arena.match.records import Forfeit
 from arena.match.spec import BotSpec, safe_name
+
+if TYPE_CHECKING:
+    from arena.match.reuse import BotHub
 
 log = logging.getLogger("arena.match.referee")
 
@@ -203,18 +206,32 @@ class Players:
     """
 
     def __init__(self, specs: tuple[BotSpec, ...], workdir: Path, limits: Limits,
-                 startup_timeout_s: float, on_external: OnExternal | None) -> None:
+                 startup_timeout_s: float, on_external: OnExternal | None, hub: BotHub | None = None) -> None:
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
         self.on_external = on_external
-        self.endpoint = RefereeEndpoint()
+        self.hub = hub
+        """Where the bots come from and go back to between matches (arena.match.reuse), or None."""
+        self.endpoint = hub.endpoint if hub is not None else RefereeEndpoint()
         self.players = [Player(spec, workdir / f"bot{i}-{safe_name(spec.name)}")
                         for i, spec in enumerate(specs)]
         self.by_identity: dict[bytes, Player] = {}
         self.peers: dict[tuple[str, int], tuple[Player, PlayerProcess]] = {}
         """Each connection to the referee's socket -> the player and its process that opened it."""
-        self.watchdog = Watchdog()
+        self.watchdog = hub.watchdog if hub is not None else Watchdog()
         """Kills the bots' processes if this referee dies (even by kill -9)."""
+        self.started = 0
+        """Bot processes started for this match."""
+        if hub is not None:
+            for i, spec in enumerate(specs):
+                kept = None if spec.external else hub.take(spec, limits)
+                if kept is not None:
+                    self.players[i] = kept
+                    kept.notes.clear()
+                    if kept.identity is not None:
+                        self.by_identity[kept.identity] = kept
+                    if kept.peer is not None and kept.process is not None:
+                        self.peers[kept.peer] = (kept, kept.process)
 
     def __iter__(self) -> Any:
         return iter(self.players)
@@ -235,6 +252,9 @@ class Players:
                 self.by_identity.pop(player.identity, None)
                 self.endpoint.unbind(player.identity)
             player.start(self._process_for(player), self.endpoint.endpoint)
+            self.started += 0 if player.spec.external else 1
+        if self.hub is not None:
+            self.hub.started += sum(0 if p.spec.external else 1 for p in players)
         self._await_hellos(players)
 
     def _await_hellos(self, players: list[Player]) -> None:
@@ -339,7 +359,18 @@ class Players:
 
     # --- the end ---
     def close(self) -> None:
-        """Say bye, give the bots a moment to exit, then kill every process group."""
+        """Say bye, give the bots a moment to exit, then kill every process group. With a hub, the
+        bots it may keep go back to it instead, and its socket and watchdog stay open."""
+        if self.hub is not None:
+            for player in self.players:
+                if not self.hub.give_back(player, self.limits):
+                    if player.process is not None:
+                        player.process.resume()
+                    if player.identity is not None and player.process is not None \
+                            and player.process.exit_status() is None:
+                        self.endpoint.send(player.identity, {"type": BYE})
+                    player.stop()
+            return
         try:
             for player in self.players:
                 if player.process is not None:

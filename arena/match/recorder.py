@@ -23,6 +23,8 @@ class MatchRecorder:
         self.directory = directory
         self.records: list[GameRecord] = []
         self.points = dict.fromkeys((b.name for b in spec.bots), 0.0)
+        self.extra: dict[str, Any] = {}
+        """More entries for match.json (e.g. "sprt": the test's settings and verdict)."""
 
     def add(self, record: GameRecord) -> str | None:
         """Write the next game's record and move file and count its points; a warning when the
@@ -47,7 +49,7 @@ class MatchRecorder:
             "bots": [{"name": b.name, "command": list(b.command)} for b in spec.bots],
             "time_control": str(spec.time_control), "margin_s": spec.time_control.margin,
             "seed": spec.seed, "games": len(spec.game_numbers), "start_moves": list(spec.start_moves),
-            "played": len(self.records), "score": self.points,
+            "played": len(self.records), "score": self.points, **self.extra,
         }
 
     def finish(self) -> None:

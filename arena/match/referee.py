@@ -27,6 +27,7 @@ from arena.match.limits import Limits
 from arena.match.players import BYE_GRACE_S, CRASH_CHECK_S, DROP_EXIT_WAIT_S, OnExternal, Player, Players
 from arena.match.protocol import GAME_OVER, NEW_GAME, PROTOCOL_VERSION
 from arena.match.records import GameRecord
+from arena.match.reuse import BotHub
 from arena.match.spec import MatchSpec, safe_name
 from arena.match.turns import INFO_MAX_CHARS, MAX_STRAY_MESSAGES, OnMove, Turns, clean_info
 
@@ -55,6 +56,7 @@ def run_match(
     workdir: str | Path | None = None,
     on_external: OnExternal | None = None,
     limits: Limits | None = None,
+    hub: BotHub | None = None,
 ) -> list[GameRecord]:
     """Play the games `spec.game_numbers` of `spec` and return their records in order.
 
@@ -62,7 +64,9 @@ def run_match(
     Bots run in per-bot working directories under `workdir` (default: a temporary directory,
     removed at the end). A bot with `external=True` is not started: `on_external(name, endpoint,
     token)` is called and the player connects itself. `limits`: what each bot process may use and
-    the fairness options (default: `spec.limits`, else `Limits()`). ValueError for a spec that
+    the fairness options (default: `spec.limits`, else `Limits()`). `hub`: take the bots from it
+    when it has them running, and give them back at the end instead of stopping them
+    (arena.match.reuse; the bots then run under the hub's directory). ValueError for a spec that
     cannot be played (before any bot starts).
     """
     if on_external is None and any(b.external for b in spec.bots):
@@ -71,8 +75,8 @@ def run_match(
     start = replay(game, spec.start_moves)
     if start.outcome is not None:
         raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
-    referee = _Referee(spec, game, start, startup_timeout_s, workdir, on_external,
-                       limits if limits is not None else spec.limits)
+    referee = _Referee(spec, game, start, startup_timeout_s, workdir if hub is None else hub.workdir,
+                       on_external, limits if limits is not None else spec.limits, hub)
     try:
         return referee.play(on_game, on_move)
     finally:
@@ -94,7 +98,8 @@ class _Referee:
 
     def __init__(self, spec: MatchSpec, game: rules.Game, start: rules.State,
                  startup_timeout_s: float, workdir: str | Path | None,
-                 on_external: OnExternal | None = None, limits: Limits | None = None) -> None:
+                 on_external: OnExternal | None = None, limits: Limits | None = None,
+                 hub: BotHub | None = None) -> None:
         self.spec = spec
         self.limits = limits if limits is not None else Limits()
         self.game = game
@@ -102,7 +107,7 @@ class _Referee:
         self.own_tmp = workdir is None
         self.tmp = (Path(tempfile.mkdtemp(prefix=f"arena-{safe_name(spec.match_id)}-"))
                     if workdir is None else Path(workdir))
-        self.players = Players(spec.bots, self.tmp, self.limits, startup_timeout_s, on_external)
+        self.players = Players(spec.bots, self.tmp, self.limits, startup_timeout_s, on_external, hub)
 
     def clock(self, player: Player) -> TimeControl:
         """The player's own clock if it has one, else the match's."""
@@ -120,7 +125,7 @@ class _Referee:
 
     # --- the match ---
     def play(self, on_game: OnGame | None, on_move: OnMove | None) -> list[GameRecord]:
-        self.players.start(self.players.players)
+        self.players.start([p for p in self.players.players if p.needs_restart()])
         records = []
         for number in self.spec.game_numbers:
             record = self._play_game(number, on_move)

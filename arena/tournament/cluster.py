@@ -378,7 +378,7 @@ def run(
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
-        specs = tmod.plan(tournament, stored)
+        specs = tmod.plan(tournament, stored, store.pairing_results())
         summary.planned = sum(len(s.game_numbers) for s in specs)
         if specs:
             with _client_for(cluster) as client:
@@ -393,7 +393,14 @@ def run(
                 bar = tmod.Progress(tournament.total_games(), summary.already, progress)
                 bar.show()
                 try:
-                    _play(client, store, specs, summary, bar, task)
+                    while specs:  # once for a round-robin or gauntlet; round by round for a Swiss
+                        stored_before = summary.stored
+                        _play(client, store, specs, summary, bar, task)
+                        specs = []
+                        if (tournament.format == "swiss" and summary.stored > stored_before
+                                and not summary.failures):
+                            specs = tmod.plan(tournament, store.stored_numbers(), store.pairing_results())
+                            summary.planned += sum(len(s.game_numbers) for s in specs)
                 except KeyboardInterrupt:
                     summary.interrupted = True
                 bar.show(final=True)

@@ -8,6 +8,9 @@ The file (see examples/):
     games_per_pairing = 2         # even: every pairing plays as many games in each seat
     seed = 1                      # the games' seeds derive from it
     games_per_task = 2            # optional: games a worker plays with the same two bot processes
+    format = "round_robin"        # optional: "round_robin" (default), "gauntlet" or "swiss"
+    challengers = ["mybot"]       # gauntlet only: these bots play every other bot, never each other
+    rounds = 5                    # swiss only: how many rounds (docs/tournaments.md)
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
@@ -38,7 +41,7 @@ from arena.match.clock import TimeControl
 from arena.match.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 from arena.match.limits import Limits
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.formats import Pairing, round_robin
+from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
 
 DEFAULT_GAMES_PER_PAIRING = 2
 DEFAULT_GAMES_PER_TASK = 10
@@ -47,7 +50,7 @@ DEFAULT_GAMES_PER_TASK = 10
 DEFAULT_RESULTS_ROOT = "results"
 
 KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
-        "description", "title", "limits"}
+        "description", "title", "limits", "format", "challengers", "rounds"}
 """The keys a tournament file may have."""
 BOT_KEYS = {"name", "command", "protocol"}
 """The keys of a [[bots]] table."""
@@ -90,10 +93,24 @@ class Tournament:
     games_per_task: int = DEFAULT_GAMES_PER_TASK
     description: str = ""
     limits: Limits = field(default_factory=Limits)
+    format: str = "round_robin"
+    """How bots are paired (arena.tournament.formats.FORMATS)."""
+    challengers: tuple[str, ...] = ()
+    """A gauntlet's challengers."""
+    rounds: int = 0
+    """A Swiss tournament's rounds (0 for the other formats)."""
 
     def fingerprint(self) -> dict[str, Any]:
-        """What the stored games depend on (arena.tournament.store decides which changes are allowed)."""
-        return {
+        """What the stored games depend on (arena.tournament.store decides which changes are allowed).
+
+        A round-robin's fingerprint has no format keys, so results stored before formats existed
+        still match."""
+        extra: dict[str, Any] = {}
+        if self.format == "gauntlet":
+            extra = {"format": self.format, "challengers": list(self.challengers)}
+        elif self.format == "swiss":
+            extra = {"format": self.format, "rounds": self.rounds}
+        return {**extra,
             "name": self.name,
             "game": self.game,
             "params": self.params,
@@ -105,14 +122,29 @@ class Tournament:
                      for b in self.bots],
         }
 
-    def pairings(self) -> list[Pairing]:
-        return round_robin([b.name for b in self.bots], self.games_per_pairing)
+    def pairings(self, results: dict[str, dict[int, float]] | None = None) -> list[Pairing]:
+        """The pairings to play: every one of a round-robin or gauntlet; for a Swiss, those of the
+        current round, planned from `results` (Store.pairing_results: the stored games)."""
+        names = [b.name for b in self.bots]
+        if self.format == "gauntlet":
+            return list(gauntlet(names, self.challengers, self.games_per_pairing))
+        if self.format == "swiss":
+            return list(swiss_rounds(names, self.games_per_pairing, self.rounds, results or {})[-1].pairings)
+        return round_robin(names, self.games_per_pairing)
+
+    def pairings_per_round(self) -> int:
+        """How many pairings a Swiss round has (a bye for an odd field)."""
+        return len(self.bots) // 2
 
     def results_dir(self, root: str | Path = DEFAULT_RESULTS_ROOT) -> Path:
         return Path(root) / self.name
 
     def total_games(self) -> int:
         n = len(self.bots)
+        if self.format == "gauntlet":
+            return len(self.challengers) * (n - len(self.challengers)) * self.games_per_pairing
+        if self.format == "swiss":
+            return self.rounds * (n // 2) * self.games_per_pairing
         return n * (n - 1) // 2 * self.games_per_pairing
 
     def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
@@ -155,9 +187,12 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     ints = file.ints()
     description = file.text("description")
     file.text("title")
+    bots = file.bots(check_commands)
+    fmt, challengers, rounds = file.format([b.name for b in bots])
     return Tournament(
         path=path, name=name, game=game, params=params, time_control=time_control,
-        limits=file.limits(), bots=file.bots(check_commands), description=description, **ints,
+        limits=file.limits(), bots=bots, description=description, **ints,
+        format=fmt, challengers=challengers, rounds=rounds,
     )
 
 
@@ -250,8 +285,42 @@ class _File:
             seen.add(bot.name)
             bots.append(bot)
         if len(bots) < 2:
-            raise self.bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
+            raise self.bad("bots", f"a tournament needs at least 2 bots, the file has {len(bots)}")
         return tuple(bots)
+
+    def format(self, names: list[str]) -> tuple[str, tuple[str, ...], int]:
+        """`format`, and `challengers` (gauntlet) or `rounds` (swiss), checked against the bots."""
+        fmt = self.data.get("format", "round_robin")
+        if fmt not in FORMATS:
+            raise self.bad("format", f"must be one of {', '.join(map(repr, FORMATS))}, got {fmt!r}")
+        if "challengers" in self.data and fmt != "gauntlet":
+            raise self.bad("challengers", f'only for format = "gauntlet" (this file\'s format is {fmt!r})')
+        if "rounds" in self.data and fmt != "swiss":
+            raise self.bad("rounds", f'only for format = "swiss" (this file\'s format is {fmt!r})')
+        if fmt == "gauntlet":
+            return fmt, self.challengers(names), 0
+        if fmt == "swiss":
+            raw = self.data.get("rounds")
+            most = len(names) if len(names) % 2 else len(names) - 1
+            if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= most:
+                raise self.bad("rounds", f"a Swiss of {len(names)} bots needs a whole number of rounds "
+                               f"from 1 to {most} (more would need a rematch), got {raw!r}")
+            return fmt, (), raw
+        return fmt, (), 0
+
+    def challengers(self, names: list[str]) -> tuple[str, ...]:
+        raw = self.data.get("challengers")
+        if not isinstance(raw, list) or not raw or not all(isinstance(c, str) for c in raw):
+            raise self.bad("challengers",
+                           f"a gauntlet needs a list of bot names, e.g. [\"mybot\"], got {raw!r}")
+        for name in raw:
+            if name not in names:
+                raise self.bad("challengers", f"{name!r} is not the name of a bot of this file")
+        if len(set(raw)) != len(raw):
+            raise self.bad("challengers", "a bot is listed twice")
+        if len(raw) == len(names):
+            raise self.bad("challengers", "every bot is a challenger: a gauntlet needs bots to challenge")
+        return tuple(raw)
 
     def bot(self, where: str, raw: dict[str, Any], check_commands: bool) -> BotEntry:
         """One [[bots]] table (`where`: "bots[K]")."""

@@ -59,7 +59,7 @@ from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_chang
 __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
-    "check_resumable", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
+    "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
     "seat_to_move", "store_results", "worker_death_record",
 ]
 
@@ -91,20 +91,29 @@ def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_R
 
 _STREAM: Any = None
 """In a worker of the default pool: the queue on which each finished game goes to the parent."""
+_HUB: Any = None
+"""In a worker of the default pool: its bots kept from one match to the next (arena.match.reuse)."""
+_REUSE = True
+"""In a worker of the default pool: whether it keeps its bots between matches (run(reuse=...))."""
 _NOTES: Path | None = None
 """In a worker of the default pool: the directory of the tasks' progress notes (see Turn)."""
 _NOTE_BYTES = 256
+BOT_STARTS = ""
+"""The match id under which a worker streams how many bot processes a task started."""
 
 
 def play_task(spec: MatchSpec) -> list[str]:
     """Play `spec` (in a worker process) and return its game records as JSON strings.
 
     In the default pool each game is also sent to the parent as soon as it ends, so that it is
-    committed at once rather than when the whole task returns; and the task keeps a progress note
+    committed at once rather than when the whole task returns; the worker keeps its bots running
+    from one match to the next (a hub, arena.match.reuse); and the task keeps a progress note
     (Turn) for the parent: whose move it was if this process dies."""
     from arena.match.referee import run_match
 
     stream = _STREAM
+    hub = _worker_hub() if stream is not None and _REUSE else None
+    started = hub.started if hub is not None else 0
 
     def on_game(record: GameRecord) -> None:
         if stream is not None:
@@ -113,20 +122,28 @@ def play_task(spec: MatchSpec) -> list[str]:
             except Exception:  # the parent still gets the record in the returned list
                 pass
 
-    if _NOTES is None:
-        return [record.to_json() for record in run_match(spec, on_game=on_game)]
-    note = os.open(_note_path(_NOTES, spec), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        def write(turn: Turn) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    note = None if _NOTES is None else os.open(_note_path(_NOTES, spec), flags, 0o600)
+
+    def write(turn: Turn) -> None:
+        if note is not None:
             os.pwrite(note, json.dumps(dataclasses.asdict(turn)).encode().ljust(_NOTE_BYTES), 0)
 
-        def on_move(record: GameRecord, move: Any, state: Any) -> None:
-            write(Turn(record.game_id, state.ply, state.seat))
+    def on_move(record: GameRecord, move: Any, state: Any) -> None:
+        write(Turn(record.game_id, state.ply, state.seat))
 
+    try:
         write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
-        return [record.to_json() for record in run_match(spec, on_game=on_game, on_move=on_move)]
+        records = run_match(spec, on_game=on_game, on_move=on_move if note is not None else None, hub=hub)
+        return [record.to_json() for record in records]
     finally:
-        os.close(note)
+        if note is not None:
+            os.close(note)
+        if hub is not None and stream is not None:
+            try:
+                stream.put((BOT_STARTS, json.dumps({"bot_starts": hub.started - started})))
+            except Exception:  # a count for the benchmarks only
+                pass
 
 
 def _note_path(directory: Path, spec: MatchSpec) -> Path:
@@ -184,12 +201,25 @@ def worker_death_record(spec: MatchSpec, number: int, ply: int, seat: int, death
     )
 
 
-def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None) -> None:
-    """Worker initializer: keep the stream and the notes' directory, and if the parent dies (even by
-    kill -9), interrupt the running match so the referee stops its bots, then leave; the next run
-    replays the lost games."""
-    global _STREAM, _NOTES
-    _STREAM, _NOTES = stream, notes
+def _worker_hub() -> Any:
+    """This worker's hub, made at its first task and closed when the worker ends."""
+    global _HUB
+    if _HUB is None:
+        from multiprocessing.util import Finalize
+
+        from arena.match.reuse import BotHub
+
+        _HUB = BotHub()
+        Finalize(_HUB, _HUB.close, exitpriority=10)
+    return _HUB
+
+
+def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True) -> None:
+    """Worker initializer: keep the stream, the notes' directory and whether to keep bots, and if the
+    parent dies (even by kill -9), interrupt the running match so the referee stops its bots, then
+    leave; the next run replays the lost games."""
+    global _STREAM, _NOTES, _REUSE
+    _STREAM, _NOTES, _REUSE = stream, notes, reuse
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -211,19 +241,48 @@ class RunSummary:
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
     wall_s: float = 0.0
+    matches: int = 0
+    """Matches (tasks) played to their end in this run."""
+    game_s: float = 0.0
+    """The games' own durations (GameRecord.duration_s) stored in this run, added up."""
+    bot_starts: int = 0
+    """Bot processes the workers of the default pool started (a bot kept between matches counts once)."""
+    phases: int = 0
+    """Pools started: 1, or one per Swiss round played."""
+
+    def timing(self, workers: int) -> dict[str, float]:
+        """What the plan calibrates its next estimates with (Store.record_run)."""
+        return {"wall_s": round(self.wall_s, 3), "workers": workers, "matches": self.matches,
+                "games": self.stored, "game_s": round(self.game_s, 3), "phases": self.phases}
 
     @property
     def missing(self) -> int:
         return self.planned - self.stored
 
 
+def duration(seconds: float) -> str:
+    """`42 s`, `3 min 20 s`, `5 h 07 min` (rounded up to a whole second)."""
+    total = max(0, int(-(-seconds // 1)))
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 class Progress:
-    """A one-line text progress bar with a running count of results, on stderr."""
+    """A one-line text progress bar with a running count of results and the time left, on stderr.
+
+    The time left is `eta_s` (the plan's estimate) minus the time elapsed until this run has
+    stored a game, then the games left at this run's measured pace."""
 
     WIDTH = 30
 
-    def __init__(self, total: int, done: int, stream: TextIO | None) -> None:
+    def __init__(self, total: int, done: int, stream: TextIO | None, eta_s: float | None = None) -> None:
         self.total, self.done, self.stream = total, done, stream
+        self.first_done, self.eta_s = done, eta_s
         self.counts = {"seat 0 wins": 0, "seat 1 wins": 0, "draws": 0, "forfeits": 0}
         self.started = time.monotonic()
         self._last = 0.0
@@ -244,7 +303,19 @@ class Progress:
         counts = ", ".join(f"{k} {v}" for k, v in self.counts.items())
         elapsed = time.monotonic() - self.started
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        return f"[{bar}] {self.done}/{self.total} games ({counts}) {elapsed:.0f}s"
+        return f"[{bar}] {self.done}/{self.total} games ({counts}) {elapsed:.0f}s{self.time_left(elapsed)}"
+
+    def time_left(self, elapsed: float) -> str:
+        if self.done >= self.total:
+            return ""
+        this_run = self.done - self.first_done
+        if this_run > 0:
+            left = elapsed / this_run * (self.total - self.done)
+        elif self.eta_s is not None:
+            left = max(0.0, self.eta_s - elapsed)
+        else:
+            return ""
+        return f", about {duration(left)} left"
 
     def show(self, final: bool = False) -> None:
         if self.stream is None:
@@ -262,10 +333,16 @@ class Progress:
         self.stream.flush()
 
 
-def plan(tournament: Tournament, stored: dict[str, set[int]]) -> list[MatchSpec]:
-    """MatchSpecs for every game not stored, in chunks of games_per_task, first chunks first."""
+def plan(tournament: Tournament, stored: dict[str, set[int]],
+         results: dict[str, dict[int, float]] | None = None) -> list[MatchSpec]:
+    """MatchSpecs for every game not stored, in chunks of games_per_task, first chunks first.
+
+    For a Swiss, only the games of the current round: `results` (Store.pairing_results) must hold
+    the stored games' results, from which the round is planned."""
+    if tournament.format == "swiss" and results is None:
+        raise ValueError("planning a Swiss round needs the stored results")
     chunked: list[list[MatchSpec]] = []
-    for pairing in tournament.pairings():
+    for pairing in tournament.pairings(results):
         have = stored.get(pairing.pairing_id, set())
         missing = [n for n in range(pairing.games) if n not in have]
         size = tournament.games_per_task
@@ -284,12 +361,19 @@ def run(
     executor: Executor | None = None,
     progress: TextIO | None = sys.stderr,
     task: Callable[[MatchSpec], list[str]] = play_task,
+    eta_s: float | None = None,
+    reuse: bool = True,
 ) -> RunSummary:
     """Play every game of `tournament` not yet stored; each game is committed as it comes back.
 
+    `eta_s`: the plan's estimate of the wall time (arena.tournament.plan), shown as the time left
+    until the first game of this run is stored. `reuse`: the default pool's workers keep their bots
+    running from one match to the next (arena.match.reuse); False starts them for every match.
+
     `executor`: any concurrent.futures-style executor (its `submit` must return Futures); by default
     a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
-    StoreError if the file changed in a way that breaks exactly-once.
+    A Swiss is played round by round: each round is planned from the stored results once the round
+    before it is stored. StoreError if the file changed in a way that breaks exactly-once.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -301,85 +385,120 @@ def run(
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
-        specs = plan(tournament, stored)
+        specs = plan(tournament, stored, store.pairing_results())
         summary.planned = sum(len(s.game_numbers) for s in specs)
-        bar = Progress(tournament.total_games(), summary.already, progress)
+        bar = Progress(tournament.total_games(), summary.already, progress, eta_s)
         bar.show()
         pending = list(specs)
-        suspects: list[MatchSpec] = []  # tasks that were running when a pool broke
-        deaths: dict[str, int] = {}  # game id -> worker deaths while it ran alone
-        notes_root = Path(tempfile.mkdtemp(prefix="arena-notes-"))
-        rounds = 0
+        kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
+        notes = Path(tempfile.mkdtemp(prefix="arena-notes-"))
         try:
-            while pending or suspects:
-                own = executor is None
-                solo = own and bool(suspects)  # a suspect runs alone: a death is its own
-                batch = suspects if solo else pending
-                if solo:
-                    suspects = []
-                else:
-                    pending = []
-                rounds += 1
-                notes = notes_root / str(rounds)
-                notes.mkdir()
-                stream = multiprocessing.get_context("spawn").Queue() if own else None
-                workers = 1 if solo else concurrency
-                pool = executor if executor is not None else _make_pool(workers, stream, notes)
-                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
-                expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
-                lost: set[MatchSpec] = set()
-                clean = False
-                try:
-                    running = set(futures)
-                    while running:
-                        done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
-                        _drain(stream, store, expected, summary, bar)
-                        for future in done:
-                            spec = futures[future]
-                            try:
-                                results = future.result()
-                            except BrokenProcessPool:
-                                lost.add(spec)
-                                continue
-                            except Exception as exc:  # the referee failed on this match: report, go on
-                                summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
-                                                        f"{type(exc).__name__}: {exc}")
-                                continue
-                            store_results(store, spec, results, expected, summary, bar)
-                    _drain(stream, store, expected, summary, bar)
-                    clean = not lost
-                finally:
-                    if own:  # after an interrupt, do not wait for the matches still running
-                        pool.shutdown(wait=clean, cancel_futures=True)
-                if not lost:
-                    continue
-                have = store.stored_numbers()
-                rests = {s: tuple(n for n in s.game_numbers if n not in have.get(s.match_id, set()))
-                         for s in batch if s in lost}
-                left = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items() if rest]
-                if not own:
-                    summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
-                                         for s in left]
-                elif not solo:  # which of the running tasks killed it is not known: each runs alone
-                    begun = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
-                             if rest and read_note(notes, s) is not None]
-                    suspects += begun or left
-                    pending += [s for s in left if s not in suspects]
-                else:  # alone in its pool, the first task not finished killed the worker
-                    culprit = next(iter(rests))
-                    pending += [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
-                                if rest and s is not culprit]
-                    if rests[culprit]:
-                        rest_of_culprit = dataclasses.replace(culprit, game_numbers=rests[culprit])
-                        turn = read_note(notes, culprit)
-                        suspects += _charge_death(store, rest_of_culprit, deaths, turn, summary, bar)
+            while pending:
+                stored_before = summary.stored
+                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept, notes)
+                pending = []
+                if tournament.format == "swiss" and summary.stored > stored_before and not summary.failures:
+                    pending = plan(tournament, store.stored_numbers(), store.pairing_results())
+                    summary.planned += sum(len(s.game_numbers) for s in pending)
+            if kept:  # the workers end (and stop their bots); what they streamed last is in the queue
+                pool, stream = kept
+                kept.clear()
+                pool.shutdown(wait=True)
+                _drain(stream, store, {}, summary, bar)
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
-            shutil.rmtree(notes_root, ignore_errors=True)
+            if kept:  # interrupted: do not wait for the matches still running
+                kept[0].shutdown(wait=False, cancel_futures=True)
+            shutil.rmtree(notes, ignore_errors=True)
         bar.show(final=True)
-    summary.wall_s = time.monotonic() - started
+        summary.wall_s = time.monotonic() - started
+        if executor is None and summary.stored and not summary.interrupted and not summary.failures:
+            store.record_run(summary.timing(concurrency))
     return summary
+
+
+def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
+                executor: Executor | None, task: Callable[[MatchSpec], list[str]], summary: RunSummary,
+                bar: Progress, reuse: bool, kept: list[Any], notes: Path) -> None:
+    """Play `pending` through the executor, committing each game. The default pool is made on first
+    use and left in `kept` (pool, stream) for the next call, so its workers keep their bots. When a
+    worker dies, the tasks that were running become suspects, each replayed alone in a pool of one
+    worker, where a death is its own (see the module docstring)."""
+    summary.phases += 1
+    suspects: list[MatchSpec] = []
+    deaths: dict[str, int] = {}  # game id -> worker deaths while it ran alone
+    while pending or suspects:
+        own = executor is None
+        solo = own and bool(suspects)  # a suspect runs alone: a death is its own
+        batch = suspects if solo else pending
+        if solo:
+            suspects = []
+        else:
+            pending = []
+        for spec in batch:  # a note left by an earlier try must not pass for this one's
+            _note_path(notes, spec).unlink(missing_ok=True)
+        if solo:
+            stream = multiprocessing.get_context("spawn").Queue()
+            pool = _make_pool(1, stream, notes, reuse=False)
+        elif own:
+            if not kept:
+                queue_ = multiprocessing.get_context("spawn").Queue()
+                kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
+            pool, stream = kept
+        else:
+            pool, stream = executor, None
+        futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
+        expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
+        lost: set[MatchSpec] = set()
+        clean = False
+        try:
+            running = set(futures)
+            while running:
+                done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
+                _drain(stream, store, expected, summary, bar)
+                for future in done:
+                    spec = futures[future]
+                    try:
+                        results = future.result()
+                    except BrokenProcessPool:
+                        lost.add(spec)
+                        continue
+                    except Exception as exc:  # the referee failed on this match: report, go on
+                        summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
+                                                f"{type(exc).__name__}: {exc}")
+                        continue
+                    store_results(store, spec, results, expected, summary, bar)
+                    summary.matches += 1
+            _drain(stream, store, expected, summary, bar)
+            clean = not lost
+        finally:
+            if own and (solo or not clean):  # broken, or interrupted: do not wait for running matches
+                pool.shutdown(wait=clean, cancel_futures=True)
+                if not solo:
+                    kept.clear()
+        if not lost:
+            continue
+        have = store.stored_numbers()
+        rests = {s: tuple(n for n in s.game_numbers if n not in have.get(s.match_id, set()))
+                 for s in batch if s in lost}
+        left = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items() if rest]
+        if not own:
+            summary.failures += [f"{s.match_id} games {list(s.game_numbers)}: worker process died"
+                                 for s in left]
+        elif not solo:  # which of the running tasks killed it is not known: each runs alone
+            begun = [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
+                     if rest and read_note(notes, s) is not None]
+            suspects += begun or left
+            pending += [s for s in left if s not in suspects]
+        else:  # alone in its pool, the first task not finished killed the worker
+            culprit = next(iter(rests))
+            pending += [dataclasses.replace(s, game_numbers=rest) for s, rest in rests.items()
+                        if rest and s is not culprit]
+            if rests[culprit]:
+                rest_of_culprit = dataclasses.replace(culprit, game_numbers=rests[culprit])
+                turn = read_note(notes, culprit)
+                suspects += _charge_death(store, rest_of_culprit, deaths, turn, summary, bar)
 
 
 def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: Turn | None,
@@ -422,9 +541,10 @@ def exclusive(path: Path, name: str) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None) -> ProcessPoolExecutor:
+def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,
+               reuse: bool = True) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(os.getpid(), stream, notes))
+                               initializer=_init_worker, initargs=(os.getpid(), stream, notes, reuse))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
@@ -442,6 +562,10 @@ def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]]
             return
         except (OSError, ValueError, EOFError):  # a worker died while writing: its games come again
             return
+        if match_id == BOT_STARTS:
+            with contextlib.suppress(TypeError, ValueError, AttributeError, KeyError):
+                summary.bot_starts += int(json.loads(item)["bot_starts"])
+            continue
         _store_one(store, item, expected, summary, bar, match_id)
 
 
@@ -478,4 +602,5 @@ def _store_one(store: Store, item: Any, expected: dict[str, tuple[MatchSpec, int
     del expected[record.game_id]
     if store.add_game(spec.match_id, number, record):
         summary.stored += 1
+        summary.game_s += record.duration_s
         bar.add(record)

@@ -9,6 +9,11 @@ and is left out of Elo. Ranks, one sort: points, then head-to-head score (points
 bots level on points), then Sonneborn-Berger (the sum over its opponents of the points it scored
 against each x that opponent's total), then wins; bots level on all four share a rank, shown `2=`
 (ranks 1, 2=, 2=, 4). Elo comes from `arena.tournament.ratings.fit` (maximum likelihood).
+
+A Swiss tournament (format = "swiss") adds a bye's points (a won pairing: 1 point a game of it) to
+the bot that sat out, a "byes" column, and a "Buchholz" column (the sum of its opponents' points,
+byes included; a bye adds nothing to the Buchholz of the bot that had it); its ranks are by points,
+then Buchholz, then Sonneborn-Berger, then wins.
 """
 from __future__ import annotations
 
@@ -25,8 +30,9 @@ from tabulate import tabulate
 
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import params_text
+from arena.tournament.formats import bye_points, swiss_rounds
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
-from arena.tournament.store import DB_NAME, Store, StoredGame
+from arena.tournament.store import DB_NAME, Store, StoredGame, pairing_results
 
 STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points", "score %", "elo", "elo ±",
                      "SB", "forfeits", "forfeit reasons", "errors"]
@@ -52,6 +58,8 @@ class _Tally:
     errors: int = 0
     """Games in which the bot had at least one error of its own (record.errors)."""
     score_diff: int = 0
+    byes: float = 0.0
+    """Points of its byes (a Swiss), already in `points`."""
     versus: dict[str, float] = field(default_factory=dict)
     """Points scored against each opponent."""
 
@@ -69,6 +77,10 @@ class _Tally:
     def sonneborn_berger(self, tallies: dict[str, _Tally]) -> float:
         """The sum over opponents of (points scored against them) x (their total points)."""
         return sum(p * tallies[opp].points for opp, p in self.versus.items())
+
+    def buchholz(self, tallies: dict[str, _Tally]) -> float:
+        """The sum of its opponents' total points (a Swiss tie-break)."""
+        return sum(tallies[opp].points for opp in self.versus)
 
     def head_to_head(self, group: set[str]) -> float:
         """Points scored against the other bots of `group` (the bots level with it on points)."""
@@ -100,16 +112,18 @@ def _tally(records: list[GameRecord], names: list[str]) -> tuple[dict[str, _Tall
     return tallies, scored
 
 
-def _ranked(tallies: dict[str, _Tally]) -> list[tuple[int, _Tally, float]]:
+def _ranked(tallies: dict[str, _Tally], swiss: bool = False) -> list[tuple[int, _Tally, float]]:
     """(rank, tally, SB) best first: by points, then head-to-head score among the bots level on
-    points, then Sonneborn-Berger, then wins; bots level on all four share a rank (1, 2, 2, 4)."""
+    points (a Swiss: Buchholz), then Sonneborn-Berger, then wins; bots level on all four share a
+    rank (1, 2, 2, 4)."""
     sb = {n: t.sonneborn_berger(tallies) for n, t in tallies.items()}
     level: dict[float, set[str]] = {}
     for n, t in tallies.items():
         level.setdefault(t.points, set()).add(n)
 
     def key(t: _Tally) -> tuple[float, float, float, int]:
-        return (t.points, t.head_to_head(level[t.points]), sb[t.name], t.wins)
+        second = t.buchholz(tallies) if swiss else t.head_to_head(level[t.points])
+        return (t.points, second, sb[t.name], t.wins)
 
     order = sorted(tallies.values(), key=lambda t: (tuple(-k for k in key(t)), t.name))
     ranked: list[tuple[int, _Tally, float]] = []
@@ -120,8 +134,11 @@ def _ranked(tallies: dict[str, _Tally]) -> list[tuple[int, _Tally, float]]:
 
 
 def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
-              prior_draws: float = DEFAULT_PRIOR_DRAWS) -> pd.DataFrame:
+              prior_draws: float = DEFAULT_PRIOR_DRAWS, byes: dict[str, float] | None = None) -> pd.DataFrame:
     """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores.
+
+    `byes` (a Swiss: bot -> points of its byes, see `swiss_byes`) adds those points and the
+    "byes" and "Buchholz" columns, and ranks by points, Buchholz, then Sonneborn-Berger.
 
     "rank" is a number; bots level on every tie-break share it, and the shown tables (text,
     markdown, html) write it `1=`. A double forfeit scores 0 for both and counts for no rating.
@@ -131,8 +148,12 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
     tallies, scored = _tally(records, names)
     results = [(r.players[0], r.players[1], r.points(0)) for r in records if not r.is_double_forfeit()]
     ratings = fit(results, players=names, prior_draws=prior_draws)
+    for n, extra in (byes or {}).items():
+        if n in tallies:
+            tallies[n].points += extra
+            tallies[n].byes += extra
     table = []
-    for rank, t, sb in _ranked(tallies):
+    for rank, t, sb in _ranked(tallies, swiss=byes is not None):
         rating = ratings.get(t.name)
         entry = {
             "rank": rank, "bot": t.name, "games": t.games, "wins": t.wins, "draws": t.draws,
@@ -146,8 +167,12 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
         }
         if scored:
             entry["score diff"] = t.score_diff
+        if byes is not None:
+            entry["byes"] = t.byes
+            entry["Buchholz"] = t.buchholz(tallies)
         table.append(entry)
-    columns = STANDINGS_COLUMNS + (["score diff"] if scored else [])
+    swiss = ["byes", "Buchholz"] if byes is not None else []
+    columns = STANDINGS_COLUMNS + (["score diff"] if scored else []) + swiss
     df = pd.DataFrame(table, columns=columns)
     if df.empty:
         df["rank"] = pd.Series(dtype=int)
@@ -226,6 +251,9 @@ def display_standings(df: pd.DataFrame) -> pd.DataFrame:
         out["elo"] = out.apply(elo_text, axis=1)
         out["points"] = out["points"].map(_num)
         out["SB"] = out["SB"].map(_num)
+        for column in ("byes", "Buchholz"):
+            if column in out:
+                out[column] = out[column].map(_num)
         out["score %"] = out["score %"].map(lambda v: "—" if pd.isna(v) else f"{v:.1f}")
     else:
         out["elo"] = pd.Series(dtype=str)
@@ -271,21 +299,46 @@ def load(results_dir: str | Path) -> tuple[dict[str, Any], list[StoredGame]]:
         return fingerprint, store.games()
 
 
+def swiss_byes(fingerprint: dict[str, Any], games: list[StoredGame]) -> dict[str, float] | None:
+    """For a Swiss tournament, bot -> points of its byes in the rounds paired so far; else None."""
+    if fingerprint.get("format") != "swiss":
+        return None
+    bots = [b["name"] for b in fingerprint.get("bots", [])]
+    per = fingerprint.get("games_per_pairing", 2)
+    try:
+        rounds = swiss_rounds(bots, per, fingerprint.get("rounds", 1), pairing_results(games))
+    except ValueError:
+        return {}
+    byes: dict[str, float] = {}
+    for r in rounds:
+        if r.bye is not None:
+            byes[r.bye] = byes.get(r.bye, 0.0) + bye_points(per)
+    return byes
+
+
 def summary_line(fingerprint: dict[str, Any], played: int) -> str:
     bots = [b["name"] for b in fingerprint.get("bots", [])]
     per = fingerprint.get("games_per_pairing", 0)
     total = len(bots) * (len(bots) - 1) // 2 * per
+    kind = ""
+    if fingerprint.get("format") == "gauntlet":
+        challengers = fingerprint.get("challengers", [])
+        total = len(challengers) * (len(bots) - len(challengers)) * per
+        kind = f"gauntlet of {', '.join(challengers)}, "
+    elif fingerprint.get("format") == "swiss":
+        total = fingerprint.get("rounds", 0) * (len(bots) // 2) * per
+        kind = f"Swiss of {fingerprint.get('rounds', 0)} rounds, "
     params = params_text(str(fingerprint.get("game", "")), fingerprint.get("params", {}))
     return (f"{fingerprint.get('name', '?')}: {fingerprint.get('game', '?')}"
             f"{f' ({params})' if params else ''}, time {fingerprint.get('time_control', '?')} s, "
-            f"{len(bots)} bots, {per} games a pairing: {played}/{total} games played")
+            f"{len(bots)} bots, {kind}{per} games a pairing: {played}/{total} games played")
 
 
 def report(results_dir: str | Path, fmt: str = "simple") -> str:
     """The text `arena standings` prints: a summary line, the standings and the crosstable."""
     fingerprint, games = load(results_dir)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order)
+    table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     return "\n\n".join([summary_line(fingerprint, len(games)), standings_text(table, fmt),
                         "Crosstable (points of the row bot against the column bot)",
@@ -298,7 +351,7 @@ def publish(results_dir: str | Path) -> list[Path]:
     out = Path(results_dir)
     fingerprint, games = load(out)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order)
+    table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     gtable = games_table(games)
     summary = summary_line(fingerprint, len(games))

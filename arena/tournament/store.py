@@ -12,8 +12,11 @@
   allowed:  appending bots at the end of the list (new pairings; the old ones are untouched) and
             raising games per pairing (the extra game numbers are played);
             anything not in the fingerprint (title, description, concurrency, games_per_task).
+            raising a Swiss tournament's rounds.
   refused:  a different game, params, time control or seed; removing, renaming or reordering bots;
-            changing a bot's command; fewer games per pairing.
+            changing a bot's command; fewer games per pairing; a different format or challengers;
+            in a Swiss: fewer rounds, any change of bots or games per pairing (the later rounds
+            were paired from the earlier ones' results).
 """
 from __future__ import annotations
 
@@ -76,6 +79,22 @@ def fingerprint_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     if not isinstance(new_games, int) or not isinstance(old_games, int) or new_games < old_games:
         return (f"'games_per_pairing' lowered from {old_games!r} to {new_games!r}; "
                 "only raising it is allowed (stored games would be left out)")
+    old_format, new_format = old.get("format", "round_robin"), new.get("format", "round_robin")
+    if old_format != new_format:
+        return (f"'format' changed from {old_format!r} to {new_format!r}; "
+                "the stored games were paired under the old one")
+    if old.get("challengers") != new.get("challengers"):
+        return (f"'challengers' changed from {old.get('challengers')!r} to {new.get('challengers')!r}; "
+                "the stored games were paired under the old ones")
+    if new_format == "swiss":
+        if new.get("rounds", 0) < old.get("rounds", 0):
+            return (f"'rounds' lowered from {old.get('rounds')!r} to {new.get('rounds')!r}; "
+                    "only raising it is allowed")
+        if len(new.get("bots") or []) != len(old.get("bots") or []):
+            return "a Swiss tournament's bots cannot change: every round was paired among them"
+        if new.get("games_per_pairing") != old.get("games_per_pairing"):
+            return ("a Swiss tournament's games_per_pairing cannot change: later rounds were paired "
+                    "from the earlier rounds' results")
     old_bots, new_bots = old.get("bots") or [], new.get("bots") or []
     for k, bot in enumerate(old_bots):
         if k >= len(new_bots):
@@ -172,6 +191,20 @@ class Store:
             raise
         return status
 
+    # --- the last run's timing (what `arena tournament plan` calibrates its estimates with) ---
+    def record_run(self, timing: dict[str, Any]) -> None:
+        """Keep the figures of the run that just ended (meta key 'last_run', JSON)."""
+        self._db.execute("INSERT INTO meta VALUES ('last_run', ?) ON CONFLICT (key) DO UPDATE SET "
+                         "value = excluded.value", (json.dumps(timing, sort_keys=True),))
+
+    def last_run(self) -> dict[str, Any] | None:
+        value = self._meta("last_run")
+        try:
+            data = json.loads(value) if value is not None else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
     # --- games ---
     def add_game(self, pairing: str, number: int, record: GameRecord) -> bool:
         """Commit one game in its own transaction; False if (pairing, number) was already stored."""
@@ -191,6 +224,11 @@ class Store:
             out.setdefault(pairing, set()).add(number)
         return out
 
+    def pairing_results(self) -> dict[str, dict[int, float]]:
+        """pairing -> {game number: points of the pairing's first bot}, the bot in seat 0 of its even
+        games (what a Swiss round is planned from: arena.formats.swiss_rounds)."""
+        return pairing_results(self.iter_games())
+
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
 
@@ -204,6 +242,15 @@ class Store:
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
+
+
+def pairing_results(games: Iterator[StoredGame] | list[StoredGame]) -> dict[str, dict[int, float]]:
+    """pairing -> {game number: points of the pairing's first bot} (see Store.pairing_results)."""
+    out: dict[str, dict[int, float]] = {}
+    for game in games:
+        seat = 0 if game.number % 2 == 0 else 1
+        out.setdefault(game.pairing, {})[game.number] = game.record.points(seat)
+    return out
 
 
 def record_from_json(text: str) -> GameRecord:
