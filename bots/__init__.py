@@ -1,22 +1,22 @@
 """The bots shipped with arena, and the SDK to write your own (`bots.sdk.Bot`).
 
-Run one with `python -m bots NAME`; the referee does that for a bot named NAME in a match.
+Run one with `python -m bots NAME`; the referee does that for a bot named NAME in a match. The
+names are listed in `shipped.json` beside this file, which arena reads without importing `bots`.
 """
 from __future__ import annotations
 
 import importlib
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bots.sdk import Bot
 
-NAMES: dict[str, str] = {
-    "random": "bots.random_player:RandomBot",
-    "greedy": "bots.players:Greedy",
-    "minimax": "bots.players:Minimax",
-    "alphabeta": "bots.players:AlphaBeta",
-    "champion": "bots.players:Champion",
-}
+REGISTRY_NAME = "shipped.json"
+"""The registry of shipped bots, beside this file: {name: "module:Class"}."""
+
+NAMES: dict[str, str] = json.loads((Path(__file__).parent / REGISTRY_NAME).read_text(encoding="utf-8"))
 """Shipped bot name -> "module:Class" (a subclass of bots.sdk.Bot)."""
 
 

@@ -89,6 +89,28 @@ class Game:
         """A State from `State.to_wire()`'s dict; raises ValueError saying what is wrong."""
         raise NotImplementedError
 
+    # --- derived ---
+    def replay(self, moves: list[str] | tuple[str, ...]) -> State:
+        """The state after playing `moves` from the start. IllegalMoveError (InvalidMoveError for a
+        non-move) names the first bad move and its ply, counted from 1; the error's `ply`, `move`
+        and `reason` attributes hold them apart."""
+        return self.positions(moves)[-1]
+
+    def positions(self, moves: list[str] | tuple[str, ...]) -> list[State]:
+        """Every state from the start through `moves` (index = plies played); errors as `replay`."""
+        state = self.start()
+        states = [state]
+        for ply, move in enumerate(moves, 1):
+            try:
+                state = state.play(move)
+            except ValueError as exc:
+                kind = InvalidMoveError if isinstance(exc, InvalidMoveError) else IllegalMoveError
+                error = kind(f"move {ply} {move!r}: {exc}")
+                error.ply, error.move, error.reason = ply, move, str(exc)  # type: ignore[attr-defined]
+                raise error from None
+            states.append(state)
+        return states
+
     # --- shared helpers for state_from_wire ---
     def _check_wire_header(self, data: Any) -> None:
         if not isinstance(data, dict):

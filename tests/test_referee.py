@@ -201,3 +201,30 @@ def test_a_bad_spec_is_refused_before_any_bot_starts(fields, message):
         spec = MatchSpec("t", fields["game"], spec.bots, spec.time_control)
     with pytest.raises(ValueError, match=message):
         run_match(spec)
+
+
+def test_a_bot_process_is_one_object_stopped_on_leaving_its_block(tmp_path):
+    import time
+
+    from arena.match.launcher import BotProcess
+    from arena.match.limits import Watchdog, process_exists
+
+    watchdog = Watchdog()
+    try:
+        with BotProcess((sys.executable, "-c", "import time; print('up', flush=True); time.sleep(60)"),
+                        tmp_path / "bot", watchdog=watchdog) as process:
+            process.start("tcp://127.0.0.1:1", "token")
+            pid = process.pid
+            assert pid is not None and process.exit_status() is None
+            for _ in range(500):  # the interpreter starts in well under 5 s
+                if "up" in process.read_log(0, 100):
+                    break
+                time.sleep(0.01)
+            process.suspend()
+            assert process.suspended
+            process.resume()
+            assert not process.suspended
+        assert process.exit_status() is not None and not process_exists(pid)
+        assert "up" in process.read_log(0, 100)
+    finally:
+        watchdog.close()

@@ -156,3 +156,26 @@ def test_render_shows_turn(name):
         assert isinstance(text, str) and "\n" in text
         assert "to move" in text.lower()
     assert states[-1].outcome.reason in states[-1].render()
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_replay_reaches_the_played_state_and_names_a_bad_ply(name):
+    game = rules.load(name)
+    rng = random.Random(7)
+    state, moves = game.start(), []
+    for _ in range(6):
+        if state.outcome is not None:
+            break
+        move = rng.choice(state.legal_moves())
+        state = state.play(move)
+        moves.append(move)
+    assert game.replay(moves) == state
+    assert game.replay([]) == game.start()
+    positions = game.positions(moves)
+    assert len(positions) == len(moves) + 1 and positions[-1] == state
+    repeated = moves[:1] * 2  # the first move again: in every game its cell or piece is taken
+    with pytest.raises(IllegalMoveError, match=re.escape(f"move 2 {repeated[1]!r}")) as err:
+        game.replay(repeated)
+    assert err.value.ply == 2 and err.value.move == repeated[1] and err.value.reason
+    with pytest.raises(InvalidMoveError, match=r"move 1 'no such move'"):
+        game.replay(["no such move"])

@@ -359,7 +359,7 @@ def test_a_second_run_at_once_is_refused(tmp_path):
     t = tmod.load(write(tmp_path / "twice.toml"))
     out = t.results_dir(tmp_path / "res")
     out.mkdir(parents=True)
-    with tmod._exclusive(out / tmod.LOCK_NAME, t.name):
+    with tmod.exclusive(out / tmod.LOCK_NAME, t.name):
         with pytest.raises(StoreError, match="another run"):
             tmod.run(t, tmp_path / "res", progress=None, task=fake_task)
     with ThreadPoolExecutor(1) as pool:  # released: the next run goes ahead

@@ -10,27 +10,28 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
-import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import rules
-from arena.cli import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, _bot_specs, _parse_params
+from arena.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    bot_specs,
+    error,
+    new_run_dir,
+    parse_clock,
+    parse_params,
+)
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
-from arena.match.movefile import read_move_file, save_record, write_move_file
+from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 from arena.terminal import screen
 
 UNLIMITED = TimeControl(per_move=math.inf)
 """A person's clock unless --time sets one."""
-
-
-class _Stop(Exception):
-    """The watcher typed q: stop the match."""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -84,51 +85,24 @@ def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_replay)
 
 
-def _clock(text: str | None, default: TimeControl) -> TimeControl:
-    if text is None:
-        return default
-    clock = TimeControl.parse(text)
-    if not all(math.isfinite(v) for v in (clock.per_move or 0, clock.base or 0, clock.increment)):
-        raise ValueError(f"bad time control {text!r}: the seconds must be finite")
-    return clock
-
-
 def _setup(args: argparse.Namespace) -> tuple[rules.Game, tuple[str, ...]]:
-    game = rules.load(args.game, **_parse_params(args.param))
+    game = rules.load(args.game, **parse_params(args.param))
     start = read_move_file(args.from_file, game) if args.from_file else ()
     return game, start
 
 
-def _game_dir(out: Path, mode: str, game: str, names: list[str]) -> Path:
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{game}-{names[0]}-vs-{names[1]}-{stamp}")
-    (out / mode).mkdir(parents=True, exist_ok=True)
-    for suffix in [""] + [f"-{i}" for i in range(2, 1000)]:
-        try:
-            (out / mode / (base + suffix)).mkdir()
-        except FileExistsError:
-            continue
-        return out / mode / (base + suffix)
-    raise ValueError(f"cannot make a new directory under {out / mode}")
-
-
-def _save(directory: Path, record: GameRecord) -> None:
-    save_record(directory, 0, record)
-    write_move_file(directory / "g0.txt", record)
-
-
 def _error(command: str, exc: BaseException) -> int:
-    print(f"arena {command}: error: {exc}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return error(f"arena {command}", exc)
 
 
 def cmd_play(args: argparse.Namespace) -> int:
     """`arena play`: one game with a person (or two) at this terminal."""
     from arena.terminal.play import TerminalPlay
+    from arena.terminal.watch import save_game
 
     try:
         game, start = _setup(args)
-        mine = _clock(args.time, UNLIMITED)
+        mine = parse_clock(args.time, UNLIMITED)
         name = args.name.strip() or "human"
         if args.bot is None:
             people = [BotSpec(f"{name}-1", (), external=True, time_control=mine),
@@ -139,8 +113,8 @@ def cmd_play(args: argparse.Namespace) -> int:
             bot = BotSpec(bot_name if bot_name != name else f"{bot_name}-bot", resolve_command(args.bot))
             person = BotSpec(name, (), external=True, time_control=mine)
             bots = [person, bot] if args.seat == 0 else [bot, person]
-        bot_clock = _clock(args.bot_time, TimeControl.for_game(args.game))
-        directory = _game_dir(Path(args.out), "play", args.game, [b.name for b in bots])
+        bot_clock = parse_clock(args.bot_time, TimeControl.for_game(args.game))
+        directory = new_run_dir(Path(args.out) / "play", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("play", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=(bots[0], bots[1]), time_control=bot_clock,
@@ -148,7 +122,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     clocks = ", ".join(f"{b.name} {screen.describe_clock(b.time_control or bot_clock)}" for b in bots)
     print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
           f"(seat 1); clocks: {clocks}")
-    session = TerminalPlay(spec, on_game=lambda record: _save(directory, record))
+    session = TerminalPlay(spec, on_game=lambda record: save_game(directory, record))
     try:
         records = session.run()
     except KeyboardInterrupt:
@@ -173,57 +147,28 @@ def _report(directory: Path, records: list[GameRecord]) -> None:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """`arena watch`: a bot game shown move by move, optionally one Enter at a time."""
-    from arena.match.referee import run_match
+    from arena.terminal.watch import Watch
 
     try:
         game, start = _setup(args)
-        clock = _clock(args.time, TimeControl.for_game(args.game))
-        bots = _bot_specs(args.bot_a, args.bot_b)
-        directory = _game_dir(Path(args.out), "watch", args.game, [b.name for b in bots])
+        clock = parse_clock(args.time, TimeControl.for_game(args.game))
+        bots = bot_specs(args.bot_a, args.bot_b)
+        directory = new_run_dir(Path(args.out) / "watch", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("watch", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=bots, time_control=clock,
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
     print(f"{args.game} {_describe_params(game.params)}: {bots[0].name} (seat 0) vs {bots[1].name} "
           f"(seat 1), {screen.describe_clock(clock)}")
-    state = game.start()
-    for move in start:
-        state = state.play(move)
-    print(state.render(highlight=start[-1] if start else None) + "\n", flush=True)
-    stepping = [args.step]
-    seen: list[GameRecord] = []
-
-    def on_move(record: GameRecord, move: Any, state: rules.State) -> None:
-        seen[:] = [record]
-        print(screen.move_screen(record, move, state), flush=True)
-        if stepping[0] and state.outcome is None:
-            answer = _ask("Enter: next move, c: play to the end, q: quit> ")
-            if answer is None or answer == "c":
-                stepping[0] = False
-            elif answer == "q":
-                raise _Stop
-
     try:
-        run_match(spec, on_game=lambda record: _save(directory, record), on_move=on_move)
-    except (_Stop, KeyboardInterrupt) as exc:
-        if seen:
-            path = directory / "g0.txt"
-            path.write_text("// unfinished\n" * (args.game != "santorini")
-                            + _unfinished(seen[0]), encoding="utf-8")
-            print(f"stopped; the moves so far: {path}")
-        return EXIT_OK if isinstance(exc, _Stop) else EXIT_INTERRUPTED
+        record = Watch(spec, game, directory, args.step, _ask).run()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     except ValueError as exc:
         return _error("watch", exc)
-    record = GameRecord.from_json((directory / "g0.json").read_text())
-    print(f"game over: {screen.result_text(record)}")
-    _report(directory, [record])
+    if record is not None:
+        _report(directory, [record])
     return EXIT_OK
-
-
-def _unfinished(record: GameRecord) -> str:
-    from arena.match.movefile import format_moves
-
-    return format_moves(record.game, record.move_list())
 
 
 def _ask(prompt: str) -> str | None:

@@ -12,16 +12,20 @@ import os
 import sys
 from pathlib import Path
 
+from arena.cli.common import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, BadInput, guard
+from arena.match.launcher import LaunchError
+from arena.tournament import config
 from arena.tournament import runner as tmod
 from arena.tournament.store import DB_NAME, StoreError
 
-EXIT_OK, EXIT_INCOMPLETE, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 SUBMIT_GAMES = 2
 SUBMIT_OPPONENT = "random"
 
+CommandError = BadInput
+"""A bad input or a refused request: printed as one line, exit code 2."""
 
-class CommandError(Exception):
-    """A bad input or a refused request: printed as one line, exit code 2."""
+_guard = guard("arena", (BadInput, config.TournamentError, StoreError, LaunchError, OSError))
+"""Bad input (and files that cannot be read or written) as one line and exit code 2."""
 
 
 def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -39,19 +43,19 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--cluster", metavar="ADDRESS", default=None,
                      help="play the matches on a Dask cluster: a scheduler address (tcp://HOST:8786), "
                           "or local:N for N local worker processes (needs: pip install 'arena[dask]')")
-    run.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    run.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
     run.set_defaults(func=cmd_run)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
     st.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
-    st.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    st.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
     st.add_argument("--markdown", action="store_true", help="print markdown tables")
     st.set_defaults(func=cmd_standings)
 
     pub = subparsers.add_parser("publish", help="write standings, crosstable, games and index.html")
     pub.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
-    pub.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    pub.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
     pub.set_defaults(func=cmd_publish)
 
     sub = subparsers.add_parser("submit",
@@ -66,34 +70,11 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     sub.set_defaults(func=cmd_submit)
 
 
-def _guard(func):
-    """Turn the errors of bad input into one line on stderr and exit code 2, never a traceback."""
-
-    def wrapped(args: argparse.Namespace) -> int:
-        from arena.match.launcher import LaunchError
-
-        try:
-            return func(args)
-        except (CommandError, tmod.TournamentError, StoreError, LaunchError) as exc:
-            print(f"arena: error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        except KeyboardInterrupt:
-            print("arena: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except OSError as exc:
-            print(f"arena: error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-
-    wrapped.__name__ = func.__name__
-    wrapped.__doc__ = func.__doc__
-    return wrapped
-
-
 def results_dir_of(arg: str, root: str) -> Path:
     """The results directory for TOURNAMENT: a tournament file, a results directory, or a name."""
     path = Path(arg)
     if path.is_file():
-        return tmod.load(path, check_commands=False).results_dir(root)
+        return config.load(path, check_commands=False).results_dir(root)
     if (path / DB_NAME).is_file():
         return path
     if (Path(root) / arg / DB_NAME).is_file():
@@ -114,10 +95,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                                "(local:N for N local workers)")
         try:
             cluster.parse_cluster(args.cluster)
-            cluster._distributed()
+            cluster.require_dask()
         except cluster.ClusterError as exc:
             raise CommandError(str(exc)) from None
-    tour = tmod.load(args.tournament)
+    tour = config.load(args.tournament)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
     print(f"{tour.name}: {tour.game} {_params(tour.params)}, time {tour.time_control} s, "
@@ -191,9 +172,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from arena.match.launcher import resolve_command, shipped_bots
 
     path = Path(args.tournament)
-    tour = tmod.load(path, check_commands=False)
+    tour = config.load(path, check_commands=False)
     name = args.name
-    if not tmod._NAME_RE.match(name):
+    if not config.NAME_RE.match(name):
         raise CommandError(f"bot name {name!r} is not usable (letters, digits, . _ + -, at most 64)")
     if any(b.name == name for b in tour.bots):
         raise CommandError(f"{path}: a bot named {name!r} is already in the tournament")
@@ -215,7 +196,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def check_bot(tour: tmod.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
+def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
     """Play `games` games of the tournament's game and clock against the random bot; None if the
     bot said hello and answered every turn with a legal move in time, else why not."""
     from arena.match.launcher import resolve_command
@@ -256,7 +237,7 @@ def append_bot(path: Path, name: str, command: str | list[str]) -> None:
 
     try:
         data = tomllib.loads(new_text)
-        new = tmod.from_dict(data, path, check_commands=False)
+        new = config.from_dict(data, path, check_commands=False)
     except (tomllib.TOMLDecodeError, ValueError) as exc:
         raise CommandError(f"{path}: cannot append [[bots]] to this file ({exc}); "
                            "add the bot by hand") from None

@@ -1,10 +1,17 @@
-"""Start a bot as its own process group with its endpoint and token; stop the whole group.
+"""One bot process as one object: start it in its limits, suspend, resume, stop it, read its log.
 
-A bot's stdout and stderr go to a log file in its own working directory (never a pipe, which a
-chatty bot could fill and block on); the referee keeps that file under a size cap.
+`BotProcess` runs a bot as its own process group with its endpoint and token, registered with the
+match's `Watchdog`, pinned to a CPU when the limits ask for it, and stops the whole group (and the
+processes that left it). `PlayerProcess` is what the referee needs of any player's process, a bot's
+or the stand-in of an external player. A bot's stdout and stderr go to a log file in its own
+working directory (never a pipe, which a chatty bot could fill and block on); the referee keeps that
+file under a size cap.
 """
 from __future__ import annotations
 
+import functools
+import importlib.util
+import json
 import os
 import re
 import secrets
@@ -15,8 +22,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Protocol
 
-from arena.match.limits import MARKER_ENV, Limits, kill_marked, signal_group
+from arena.match.limits import (
+    MARKER_ENV,
+    Limits,
+    Watchdog,
+    connection_owner,
+    cpu_for,
+    kill_marked,
+    signal_group,
+)
 from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV
 
 LOG_CAP_BYTES = 1 << 20
@@ -37,11 +53,25 @@ class LaunchError(ValueError):
     """A bot command that cannot be run; the message names it."""
 
 
-def shipped_bots() -> dict[str, str]:
-    """The bots shipped in `bots/`: name -> "module:Class"."""
-    from bots import NAMES
+SHIPPED_PACKAGE = "bots"
+SHIPPED_REGISTRY = "shipped.json"
+"""The shipped bots' registry in the `bots` package ({name: "module:Class"}), read without importing it."""
 
-    return dict(NAMES)
+
+def shipped_bots() -> dict[str, str]:
+    """The bots shipped in `bots/`: name -> "module:Class" (empty if the package is not installed)."""
+    return dict(_read_shipped())
+
+
+@functools.cache
+def _read_shipped() -> dict[str, str]:
+    spec = importlib.util.find_spec(SHIPPED_PACKAGE)  # finds the package without running it
+    for directory in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            return json.loads((Path(directory) / SHIPPED_REGISTRY).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return {}
 
 
 def resolve_command(command: str | list[str] | tuple[str, ...],
@@ -106,21 +136,69 @@ def display_name(text: str) -> str:
     return Path(argv[0]).stem or text
 
 
+class PlayerProcess(Protocol):
+    """What the referee asks of a player's process: a bot's (`BotProcess`) or the stand-in of an
+    external player, which has nothing to start, suspend or kill and no log."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def start(self, endpoint: str, token: str) -> None:
+        """Start the player with the referee's endpoint and its token; OSError/ValueError if it cannot."""
+
+    def exit_status(self) -> str | None:
+        """None while the player is there, else why it left ("exited with code 3")."""
+
+    def suspend(self) -> None:
+        """Stop it thinking while its opponent does."""
+
+    def resume(self) -> None:
+        """Let it run again after `suspend`."""
+
+    def stop(self, grace_s: float = 0.0) -> None:
+        """End it (all of its processes), waiting up to `grace_s` for it to exit by itself."""
+
+    def owns_connection(self, peer: tuple[str, int], server_port: int) -> bool:
+        """True if the player opened the loopback connection from `peer` to `server_port`."""
+
+    def log_size(self) -> int: ...
+
+    def read_log(self, offset: int, max_chars: int) -> str: ...
+
+    def cap_log(self) -> bool: ...
+
+
 class BotProcess:
-    """One running bot: `start()`, `exit_status()` while it runs, `stop()` to kill its group."""
+    """One bot process: `start()` in its limits, `exit_status()` while it runs, `suspend()`/`resume()`,
+    `stop()` to kill its group, and its log. A context manager: leaving the block stops it.
+
+    `watchdog`: the match's watchdog, told about the process when it starts and when it is stopped,
+    so the bot dies with the referee. `cpu_slot`: which of the allowed CPUs (taken in turn) the bot
+    is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say.
+    """
 
     def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int | None = None,
-                 limits: Limits | None = None, cpu: int | None = None) -> None:
+                 limits: Limits | None = None, cpu: int | None = None, *,
+                 cpu_slot: int | None = None, watchdog: Watchdog | None = None) -> None:
         self.command = tuple(command)
         self.workdir = Path(workdir)
         self.log_path = self.workdir / LOG_NAME
         self.limits = limits if limits is not None else Limits()
         self.log_cap = log_cap if log_cap is not None else self.limits.log_bytes
+        if cpu is None and cpu_slot is not None and self.limits.pin_cpus:
+            cpu = cpu_for(cpu_slot)
         self.cpu = cpu
+        self.watchdog = watchdog
         self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
         """Inherited by every process of this bot (MARKER_ENV): how its escaped children are found."""
         self.suspended = False
         self._process: subprocess.Popen | None = None
+
+    def __enter__(self) -> BotProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
 
     @property
     def pid(self) -> int | None:
@@ -129,24 +207,33 @@ class BotProcess:
     def start(self, endpoint: str, token: str) -> None:
         """Launch the command in a new session; OSError if it cannot be executed."""
         self.workdir.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "ab") as log_file:  # O_APPEND: the cap can cut the file under it
+            self._process = subprocess.Popen(
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                close_fds=True,
+                **self.launch_args(endpoint, token),
+            )
+        if self.watchdog is not None:
+            self.watchdog.register(self._process.pid, self.marker)
+
+    def launch_args(self, endpoint: str, token: str) -> dict[str, Any]:
+        """How the bot is started: the argv, working directory, environment and the function run in
+        the child before exec (its limits). The one place a sandbox wraps the command."""
         env = dict(os.environ)
         env[ENDPOINT_ENV] = endpoint
         env[TOKEN_ENV] = token
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PROJECT_ROOT), env.get("PYTHONPATH")) if p)
         env[MARKER_ENV] = self.marker
-        with open(self.log_path, "ab") as log_file:  # O_APPEND: the cap can cut the file under it
-            self._process = subprocess.Popen(
-                self.command,
-                cwd=self.workdir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                close_fds=True,
-                preexec_fn=self.limits.preexec(self.cpu),
-            )
+        return {"args": self.command, "cwd": self.workdir, "env": env,
+                "preexec_fn": self.limits.preexec(self.cpu)}
+
+    def owns_connection(self, peer: tuple[str, int], server_port: int) -> bool:
+        """True if one of this bot's processes holds the client socket of `peer` -> `server_port`."""
+        return connection_owner(peer, server_port, {self.marker: True}) is not None
 
     def exit_status(self) -> str | None:
         """None while the process runs, else how it ended ("exited with code 3", "killed by
@@ -180,6 +267,8 @@ class BotProcess:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             pass
+        if self.watchdog is not None:  # reaped: its group number may be reused
+            self.watchdog.forget(process.pid)
 
     def suspend(self) -> None:
         """Stop the bot's process group (SIGSTOP): it cannot think on its opponent's time."""

@@ -67,9 +67,7 @@ def read_move_file(path: str | Path, game: rules.Game) -> tuple[str, ...]:
     except (OSError, UnicodeDecodeError) as exc:
         raise MoveFileError(f"cannot read --from file {str(path)!r}: {exc}") from None
     moves = parse_moves(text, game, str(path))
-    state = game.start()
-    for move in moves:
-        state = state.play(move)
+    state = game.replay(moves)
     if state.outcome is not None:
         raise MoveFileError(f"{path}: the game is already over after these moves ({state.outcome.reason})")
     return moves

@@ -2,11 +2,21 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena.match.clock import TimeControl
 from arena.match.limits import Limits
+
+SAFE_NAME_MAX_CHARS = 40
+"""How much of a name `safe_name` keeps (characters)."""
+
+
+def safe_name(text: str, max_chars: int | None = SAFE_NAME_MAX_CHARS) -> str:
+    """`text` fit for a file or directory name: every run of characters other than letters, digits,
+    `_`, `.` and `-` becomes one `_`; cut to `max_chars` (None: not cut)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:max_chars]
 
 
 @dataclass(frozen=True)

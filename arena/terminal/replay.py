@@ -40,15 +40,12 @@ def load_record(path: Path, number: int = 0) -> GameRecord:
 
 def replay_states(record: GameRecord) -> list[rules.State]:
     """Every position of the game, from the start (index = plies played); ValueError names a bad move."""
-    state = rules.load(record.game, **record.params).start()
-    states = [state]
-    for ply, move in enumerate(record.move_list()):
-        try:
-            state = state.play(move)
-        except ValueError as exc:
-            raise ValueError(f"the record's move {ply + 1} {move!r} cannot be played: {exc}") from None
-        states.append(state)
-    return states
+    game = rules.load(record.game, **record.params)
+    try:
+        return game.positions(record.move_list())
+    except ValueError as exc:
+        ply, move, reason = exc.ply, exc.move, exc.reason  # type: ignore[attr-defined]
+        raise ValueError(f"the record's move {ply} {move!r} cannot be played: {reason}") from None
 
 
 def position_screen(record: GameRecord, states: list[rules.State], index: int) -> str:

@@ -14,11 +14,14 @@ MAX_PV = 12
 """How many moves of a principal variation are shown."""
 
 
-def describe_clock(clock: TimeControl) -> str:
-    """A clock in words: "unlimited", "3 s a move" or "60 s a game + 1 s a move"."""
+def describe_clock(clock: TimeControl, margin: bool = False) -> str:
+    """A clock in words: "unlimited", "3 s a move" or "60 s a game + 1 s a move"; with `margin`,
+    followed by " (+0.05 s margin)"."""
     if clock.per_move is not None:
-        return "unlimited" if math.isinf(clock.per_move) else f"{clock.per_move:g} s a move"
-    return f"{clock.base:g} s a game + {clock.increment:g} s a move"
+        text = "unlimited" if math.isinf(clock.per_move) else f"{clock.per_move:g} s a move"
+    else:
+        text = f"{clock.base:g} s a game + {clock.increment:g} s a move"
+    return f"{text} (+{clock.margin:g} s margin)" if margin else text
 
 
 def _number(value: Any) -> str:

@@ -82,7 +82,8 @@ def parse_cluster(text: str) -> tuple[str, int | str]:
     return "address", text
 
 
-def _distributed() -> Any:
+def require_dask() -> Any:
+    """The `distributed` module; ClusterError with the install hint when Dask is not installed."""
     try:
         import distributed
     except ImportError as exc:
@@ -97,7 +98,7 @@ def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
     """A distributed.Client for `cluster` (an address or local:N), closed at the end; a LocalCluster
     of N single-threaded worker processes is started for local:N and closed with it."""
     kind, value = parse_cluster(cluster)
-    distributed = _distributed()
+    distributed = require_dask()
     with contextlib.ExitStack() as stack:
         if kind == "local":
             local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
@@ -270,7 +271,7 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
                   startup_timeout_s: float | None = None) -> list[str]:
     """Ask every worker to start every bot of `tournament` (one pinned task per worker); returns
     the workers' addresses, or ClusterError naming each worker and bot that failed."""
-    distributed = _distributed()
+    distributed = require_dask()
     workers = sorted(client.nthreads())
     if not workers:
         raise ClusterError("the cluster has no workers")
@@ -332,7 +333,7 @@ def run(
     summary = tmod.RunSummary()
     out = tournament.results_dir(results_root)
     out.mkdir(parents=True, exist_ok=True)
-    with tmod._exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
+    with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
@@ -361,7 +362,7 @@ def run(
 
 def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSummary, bar: tmod.Progress,
           task: Callable[..., list[str]]) -> None:
-    distributed = _distributed()
+    distributed = require_dask()
     expected = {spec.game_id(n): (spec, n) for spec in specs for n in spec.game_numbers}
     futures: dict[Any, tuple[MatchSpec, int]] = {}
     pending = distributed.as_completed()
@@ -391,7 +392,7 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
             except Exception as exc:  # the referee failed on this match: report, go on
                 _give_up(spec, expected, summary, f"{type(exc).__name__}: {_one_line(exc)}")
                 continue
-            tmod._store_results(store, spec, results, expected, summary, bar)
+            tmod.store_results(store, spec, results, expected, summary, bar)
     finally:
         if futures:
             client.cancel(list(futures))

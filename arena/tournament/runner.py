@@ -1,25 +1,8 @@
-"""A tournament: its TOML file, and the runner that plays every missing game exactly once.
+"""The tournament runner: plays every missing game of a tournament exactly once.
 
-The file (see examples/):
+The tournament file is read by `arena.tournament.config` (re-exported here: `runner.load`).
 
-    name = "demo"                 # optional: the results directory name (default: the file's stem)
-    game = "domineering"          # a game of `rules`
-    time = "0.2"                  # seconds per move, or "BASE+INC" (default: the assignment's limit)
-    games_per_pairing = 2         # even: every pairing plays as many games in each seat
-    seed = 1                      # the games' seeds derive from it
-    games_per_task = 2            # optional: games a worker plays with the same two bot processes
-    description = "..."           # optional, free text
-    [params]                      # optional: the game's parameters (rules.load)
-    rows = 6
-    [limits]                      # optional: per-bot limits and fairness (arena.limits, docs/limits.md)
-    memory_mb = 2048
-    pin_cpus = true
-    [[bots]]                      # two or more
-    name = "random"
-    command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
-                                  # or an argv list (["java", "-jar", "bot.jar"])
-
-The runner: the parent process opens the results database (arena.store), accepts or refuses the
+The parent: the parent process opens the results database (arena.store), accepts or refuses the
 file's fingerprint, builds a MatchSpec for every chunk of games not yet stored, runs them through a
 `concurrent.futures` executor (a ProcessPoolExecutor by default; any executor with `submit` works,
 e.g. a Dask client's), and commits each returned game in its own transaction. Only the parent
@@ -36,12 +19,9 @@ import json
 import multiprocessing
 import os
 import queue
-import re
-import shlex
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -49,211 +29,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.match.clock import TimeControl
-from arena.match.limits import Limits
 from arena.match.records import GameRecord
-from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.formats import Pairing, round_robin
+from arena.match.spec import MatchSpec
+from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
+    DEFAULT_GAMES_PER_PAIRING,
+    DEFAULT_GAMES_PER_TASK,
+    DEFAULT_RESULTS_ROOT,
+    BotEntry,
+    Tournament,
+    TournamentError,
+    from_dict,
+    load,
+)
 from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
 
-DEFAULT_GAMES_PER_PAIRING = 2
-DEFAULT_GAMES_PER_TASK = 10
-"""Games a worker plays with the same two bot processes: small keeps little work in flight
-(an interrupted run replays at most this many games per worker), large saves bot start-ups."""
-DEFAULT_RESULTS_ROOT = "results"
+__all__ = [
+    "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
+    "Progress", "RunSummary", "Tournament", "TournamentError", "check_resumable", "exclusive", "from_dict",
+    "load", "plan", "play_task", "run", "store_results",
+]
+
 LOCK_NAME = "run.lock"
 _POOL_RESTARTS = 2
 """How many times a broken process pool (a worker killed) is rebuilt before giving up."""
 _PARENT_POLL_S = 0.5
 _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
-
-_KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
-         "description", "title", "limits"}
-_BOT_KEYS = {"name", "command"}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
-
-
-class TournamentError(ValueError):
-    """A tournament file that cannot be used; the message names the file and the key."""
-
-
-@dataclass(frozen=True)
-class BotEntry:
-    """A bot of the tournament: `command` as written in the file, `argv` as it will run."""
-
-    name: str
-    command: str | tuple[str, ...]
-    argv: tuple[str, ...]
-
-    def spec(self) -> BotSpec:
-        return BotSpec(self.name, self.argv)
-
-
-@dataclass(frozen=True)
-class Tournament:
-    path: Path
-    name: str
-    game: str
-    params: dict[str, Any]
-    time_control: TimeControl
-    bots: tuple[BotEntry, ...]
-    games_per_pairing: int = DEFAULT_GAMES_PER_PAIRING
-    seed: int = 0
-    games_per_task: int = DEFAULT_GAMES_PER_TASK
-    description: str = ""
-    limits: Limits = field(default_factory=Limits)
-
-    def fingerprint(self) -> dict[str, Any]:
-        """What the stored games depend on (arena.store decides which changes are allowed)."""
-        return {
-            "name": self.name,
-            "game": self.game,
-            "params": self.params,
-            "time_control": str(self.time_control),
-            "games_per_pairing": self.games_per_pairing,
-            "seed": self.seed,
-            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command)}
-                     for b in self.bots],
-        }
-
-    def pairings(self) -> list[Pairing]:
-        return round_robin([b.name for b in self.bots], self.games_per_pairing)
-
-    def results_dir(self, root: str | Path = DEFAULT_RESULTS_ROOT) -> Path:
-        return Path(root) / self.name
-
-    def total_games(self) -> int:
-        n = len(self.bots)
-        return n * (n - 1) // 2 * self.games_per_pairing
-
-    def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
-        bots = {b.name: b for b in self.bots}
-        return MatchSpec(
-            match_id=pairing.pairing_id, game=self.game,
-            bots=(bots[pairing.a].spec(), bots[pairing.b].spec()),
-            time_control=self.time_control, game_numbers=numbers, params=dict(self.params), seed=self.seed,
-            limits=self.limits,
-        )
-
-
-# --- reading the file ---
-
-def load(path: str | Path, check_commands: bool = True) -> Tournament:
-    """Read and check a tournament file; TournamentError names the file and the bad key."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TournamentError(f"{path}: no such tournament file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TournamentError(f"{path}: cannot read the tournament file ({exc})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TournamentError(f"{path}: bad TOML: {exc}") from None
-    return from_dict(data, path, check_commands)
-
-
-def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
-    import rules
-    from arena.match.launcher import LaunchError, resolve_command
-
-    def bad(key: str, why: str) -> TournamentError:
-        return TournamentError(f"{path}: {key}: {why}")
-
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise bad(unknown[0], f"unknown key (known: {', '.join(sorted(_KEYS))})")
-    name = data.get("name", path.stem)
-    if not isinstance(name, str) or not _NAME_RE.match(name):
-        raise bad("name", f"{name!r} is not a usable name "
-                  "(letters, digits, . _ + -; it names the results directory)")
-    game_name = data.get("game")
-    if not isinstance(game_name, str):
-        raise bad("game", f"required, a game name ({', '.join(rules.names())})" if game_name is None
-                  else f"must be a game name, got {game_name!r}")
-    params = data.get("params", {})
-    if not isinstance(params, dict):
-        raise bad("params", f"must be a table of the game's parameters, got {params!r}")
-    try:
-        game = rules.load(game_name, **params)
-    except ValueError as exc:
-        raise bad("game" if game_name not in rules.names() else "params", str(exc)) from None
-    time_value = data.get("time")
-    try:
-        if time_value is None:
-            time_control = TimeControl.for_game(game_name)
-        elif isinstance(time_value, bool) or not isinstance(time_value, (str, int, float)):
-            raise ValueError(f"bad time control {time_value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
-        else:
-            time_control = TimeControl.parse(str(time_value))
-    except ValueError as exc:
-        raise bad("time", str(exc)) from None
-    ints = {}
-    for key, default, low in (("games_per_pairing", DEFAULT_GAMES_PER_PAIRING, 2), ("seed", 0, None),
-                              ("games_per_task", DEFAULT_GAMES_PER_TASK, 1)):
-        value = data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
-            raise bad(key, f"must be a whole number{f' >= {low}' if low is not None else ''}, got {value!r}")
-        ints[key] = value
-    if ints["games_per_pairing"] % 2:
-        raise bad("games_per_pairing",
-                  f"must be even so that seats swap evenly, got {ints['games_per_pairing']}")
-    for key in ("description", "title"):
-        if not isinstance(data.get(key, ""), str):
-            raise bad(key, "must be a string")
-    raw_limits = data.get("limits", {})
-    if not isinstance(raw_limits, dict):
-        raise bad("limits", f"must be a table of limits, got {raw_limits!r}")
-    try:
-        limits = Limits.from_dict(raw_limits)
-    except (TypeError, ValueError) as exc:
-        raise bad("limits", str(exc)) from None
-    raw_bots = data.get("bots")
-    if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
-        raise bad("bots", "required: a [[bots]] table for each bot, with name and command")
-    bots: list[BotEntry] = []
-    seen: set[str] = set()
-    for k, raw in enumerate(raw_bots, 1):
-        where = f"bots[{k}]"
-        unknown = sorted(set(raw) - _BOT_KEYS)
-        if unknown:
-            raise bad(f"{where}.{unknown[0]}", "unknown key (known: command, name)")
-        bot_name = raw.get("name")
-        if not isinstance(bot_name, str) or not _NAME_RE.match(bot_name):
-            raise bad(f"{where}.name", f"{bot_name!r} is not a usable bot name (letters, digits, . _ + -)")
-        if bot_name in seen:
-            raise bad(f"{where}.name", f"bot name {bot_name!r} appears twice")
-        seen.add(bot_name)
-        command = raw.get("command")
-        try:
-            if isinstance(command, str):
-                argv = resolve_command(command, path.parent) if check_commands else _split(command)
-                written: str | tuple[str, ...] = command
-            elif isinstance(command, list) and command and all(isinstance(a, str) for a in command):
-                argv = resolve_command(command, path.parent) if check_commands else tuple(command)
-                written = tuple(command)
-            else:
-                raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
-                                  f"got {command!r}")
-        except LaunchError as exc:
-            raise bad(f"{where}.command", f"bot {bot_name!r}: {exc}") from None
-        bots.append(BotEntry(bot_name, written, argv))
-    if len(bots) < 2:
-        raise bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
-    return Tournament(
-        path=path, name=name, game=game_name, params=game.params, time_control=time_control,
-        bots=tuple(bots), games_per_pairing=ints["games_per_pairing"], seed=ints["seed"],
-        games_per_task=ints["games_per_task"], description=data.get("description", ""), limits=limits,
-    )
-
-
-def _split(command: str) -> tuple[str, ...]:
-    try:
-        return tuple(shlex.split(command))
-    except ValueError:
-        return (command,)
 
 
 def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_RESULTS_ROOT) -> int:
@@ -407,7 +208,7 @@ def run(
     summary = RunSummary()
     out = tournament.results_dir(results_root)
     out.mkdir(parents=True, exist_ok=True)
-    with _exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
+    with exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
@@ -444,7 +245,7 @@ def run(
                                 summary.failures.append(f"{spec.match_id} games {list(spec.game_numbers)}: "
                                                         f"{type(exc).__name__}: {exc}")
                                 continue
-                            _store_results(store, spec, results, expected, summary, bar)
+                            store_results(store, spec, results, expected, summary, bar)
                     _drain(stream, store, expected, summary, bar)
                     clean = not broken
                 finally:
@@ -468,7 +269,7 @@ def run(
 
 
 @contextlib.contextmanager
-def _exclusive(path: Path, name: str) -> Iterator[None]:
+def exclusive(path: Path, name: str) -> Iterator[None]:
     """Hold an exclusive lock on `path` (released by the kernel even after kill -9): two runs of the
     same tournament at once would play the same games twice (though each would be stored once)."""
     with open(path, "a+") as handle:
@@ -512,7 +313,7 @@ def _drain(stream: Any, store: Store, expected: dict[str, tuple[MatchSpec, int]]
         _store_one(store, item, expected, summary, bar, match_id)
 
 
-def _store_results(store: Store, spec: MatchSpec, results: Any, expected: dict[str, tuple[MatchSpec, int]],
+def store_results(store: Store, spec: MatchSpec, results: Any, expected: dict[str, tuple[MatchSpec, int]],
                    summary: RunSummary, bar: Progress) -> None:
     """Check what a worker returned and commit each game of `spec` not yet committed."""
     if not isinstance(results, list):

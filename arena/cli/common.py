@@ -1,0 +1,107 @@
+"""What every `arena` command shares: exit codes, the input error, one error guard, and the parsing
+of the options several commands have (game parameters, clocks, two bots, a new run directory)."""
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from arena.match.clock import TimeControl
+from arena.match.launcher import display_name, resolve_command
+from arena.match.spec import BotSpec, safe_name
+
+__all__ = [
+    "EXIT_BAD_INPUT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_OK", "MAX_RUN_DIRS", "BadInput",
+    "bot_specs", "error", "guard", "new_run_dir", "parse_clock", "parse_params", "safe_name",
+]
+
+EXIT_OK = 0
+EXIT_INCOMPLETE = 1
+"""`tournament run`: games are left to play (run it again)."""
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+MAX_RUN_DIRS = 1000
+"""How many directories with the same name and second `new_run_dir` tries (suffixes -2, -3...)."""
+
+Command = Callable[..., int]
+
+
+class BadInput(ValueError):
+    """A bad input or a refused request: printed as one line naming it, exit code 2."""
+
+
+def error(prefix: str, exc: BaseException) -> int:
+    """Print `exc` as one line after `prefix` ("arena match") and return the bad-input exit code."""
+    print(f"{prefix}: error: {exc}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def guard(prefix: str, errors: tuple[type[BaseException], ...]) -> Callable[[Command], Command]:
+    """A command decorator: `errors` (bad input) become one line on stderr and exit code 2, an
+    interrupt becomes "interrupted" and exit code 130, never a traceback."""
+
+    def decorate(command: Command) -> Command:
+        @functools.wraps(command)
+        def guarded(*args: object) -> int:
+            try:
+                return command(*args)
+            except errors as exc:
+                return error(prefix, exc)
+            except KeyboardInterrupt:
+                print(f"{prefix}: interrupted", file=sys.stderr)
+                return EXIT_INTERRUPTED
+
+        return guarded
+
+    return decorate
+
+
+def parse_params(items: list[str]) -> dict[str, str]:
+    """`--param KEY=VALUE` options as a dict; BadInput names a bad one."""
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"bad --param {item!r}: use KEY=VALUE, e.g. rows=6")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def parse_clock(text: str | None, default: TimeControl, margin_s: float | None = None) -> TimeControl:
+    """The clock of a `--time` option (`default` without one), with `margin_s` when given;
+    ValueError for a bad or infinite time control."""
+    if text is None:
+        return default
+    clock = TimeControl.parse(text) if margin_s is None else TimeControl.parse(text, margin=margin_s)
+    if not all(math.isfinite(v) for v in (clock.per_move or 0, clock.base or 0, clock.increment)):
+        raise BadInput(f"bad time control {text!r}: the seconds must be finite")
+    return clock
+
+
+def bot_specs(text_a: str, text_b: str) -> tuple[BotSpec, BotSpec]:
+    """Two bots given on the command line (shipped names or command lines); the same name twice
+    becomes NAME-1 and NAME-2. LaunchError names a command that cannot run."""
+    commands = (resolve_command(text_a), resolve_command(text_b))
+    names = [display_name(text_a), display_name(text_b)]
+    if names[0] == names[1]:
+        names = [f"{names[0]}-1", f"{names[1]}-2"]
+    return BotSpec(names[0], commands[0]), BotSpec(names[1], commands[1])
+
+
+def new_run_dir(parent: Path, game: str, names: list[str], what: str = "directory") -> Path:
+    """A new directory under `parent` named after the game, the two players and the time of day
+    (suffix -2, -3... when it exists); BadInput ("cannot make a new `what` under ...") if none can be
+    made."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = safe_name(f"{game}-{names[0]}-vs-{names[1]}-{stamp}", max_chars=None)
+    parent.mkdir(parents=True, exist_ok=True)
+    for suffix in [""] + [f"-{i}" for i in range(2, MAX_RUN_DIRS)]:
+        try:
+            (parent / (base + suffix)).mkdir()
+        except FileExistsError:
+            continue
+        return parent / (base + suffix)
+    raise BadInput(f"cannot make a new {what} under {parent}")

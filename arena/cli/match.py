@@ -1,0 +1,127 @@
+"""`arena match`: the options of a match between two bots; the match is played by
+`arena.match.referee`, recorded by `arena.match.recorder` and shown by `arena.terminal.progress`.
+
+    arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
+                                 [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
+                                 [--memory MIB] [--cpu-seconds S]
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import sys
+from pathlib import Path
+
+import rules
+from arena.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    BadInput,
+    bot_specs,
+    error,
+    new_run_dir,
+    parse_clock,
+    parse_params,
+)
+from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
+from arena.match.limits import Limits
+from arena.match.movefile import read_move_file
+from arena.match.recorder import MatchRecorder
+from arena.match.referee import run_match
+from arena.match.spec import MatchSpec
+from arena.terminal.progress import MatchProgress
+
+PREFIX = "arena match"
+"""How the command's error lines start."""
+
+
+def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register `arena match`."""
+    p = subparsers.add_parser(
+        "match", help="play a match between two bots",
+        description="Play GAMES games between BOT_A and BOT_B, seats alternating (BOT_A starts game 1). "
+                    "A bot is the name of a shipped bot or a command line in quotes.",
+    )
+    p.add_argument("game", metavar="GAME", help="the game: " + ", ".join(rules.names()))
+    p.add_argument("bot_a", metavar="BOT_A", help="a shipped bot (e.g. random) or a command, e.g. "
+                   "\"python mybot.py\"")
+    p.add_argument("bot_b", metavar="BOT_B", help="the other bot")
+    p.add_argument("--games", "-n", type=int, default=2, metavar="N", help="games to play (default 2)")
+    p.add_argument("--time", "-t", metavar="SECONDS|BASE+INC",
+                   help="0.5: half a second a move; 60+1: a minute a game plus a second a move "
+                        "(default: the game's per-move limit from the rules)")
+    p.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="SECONDS",
+                   help=f"grace added to every deadline (default {DEFAULT_MARGIN_S})")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="a game parameter, e.g. rows=6 (repeatable)")
+    p.add_argument("--seed", type=int, default=0, help="the match seed sent to the bots (default 0)")
+    p.add_argument("--from", dest="from_file", metavar="FILE",
+                   help="start after the moves in FILE: one move a line, // or # comments "
+                        "(a Santorini game file works as it is)")
+    p.add_argument("--out", default="results", metavar="DIR",
+                   help="records go to DIR/matches/<match id>/ (default results)")
+    p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    limits = p.add_argument_group("limits and fairness (docs/limits.md)")
+    limits.add_argument("--pin-cpus", action="store_true", help="pin each bot to its own CPU")
+    limits.add_argument("--suspend", action="store_true",
+                        help="stop the bot not to move (SIGSTOP) while its opponent thinks")
+    limits.add_argument("--memory", type=int, metavar="MIB", default=Limits.memory_mb,
+                        help=f"memory per bot process, 0 for none (default {Limits.memory_mb})")
+    limits.add_argument("--cpu-seconds", type=int, metavar="S", default=Limits.cpu_s,
+                        help=f"CPU seconds per bot process, 0 for none (default {Limits.cpu_s})")
+    p.set_defaults(func=cmd_match)
+
+
+def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
+    """The MatchSpec for `arena match` arguments (without its id); BadInput/ValueError say why."""
+    game = rules.load(args.game, **parse_params(args.param))
+    if args.games < 1:
+        raise BadInput(f"--games must be at least 1, got {args.games}")
+    if args.margin < 0:
+        raise BadInput(f"--margin must not be negative, got {args.margin}")
+    if not math.isfinite(args.margin):
+        raise BadInput(f"--margin must be a number of seconds, got {args.margin}")
+    default = dataclasses.replace(TimeControl.for_game(args.game), margin=args.margin)
+    clock = parse_clock(args.time, default, margin_s=args.margin)
+    start_moves = read_move_file(Path(args.from_file), game) if args.from_file else ()
+    bots = bot_specs(args.bot_a, args.bot_b)
+    spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
+                     game_numbers=tuple(range(args.games)), params=game.params, seed=args.seed,
+                     start_moves=start_moves, limits=limits_of(args))
+    return spec, game
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The Limits of `arena match` options; BadInput names a bad value by its option."""
+    table = {"pin_cpus": args.pin_cpus, "suspend": args.suspend, "memory_mb": args.memory,
+             "cpu_s": args.cpu_seconds}
+    try:
+        return Limits.from_dict(table)
+    except ValueError as exc:
+        raise BadInput(str(exc).replace("memory_mb", "--memory").replace("cpu_s", "--cpu-seconds")) from None
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """`arena match`: play, print each result and the score, write the records."""
+    try:
+        spec, game = build_match(args)
+        directory = new_run_dir(Path(args.out) / "matches", args.game, [b.name for b in spec.bots],
+                                what="match directory")
+    except (ValueError, OSError) as exc:  # BadInput, LaunchError, rules' and TimeControl's errors
+        return error(PREFIX, exc)
+    spec = dataclasses.replace(spec, match_id=directory.name)
+    recorder = MatchRecorder(spec, directory)
+    progress = MatchProgress(recorder, quiet=args.quiet,
+                             warn=lambda text: print(f"{PREFIX}: warning: {text}", file=sys.stderr))
+    progress.header(directory, game.params)
+    try:
+        run_match(spec, on_game=progress.on_game, on_move=progress.on_move if progress.is_live else None)
+    except KeyboardInterrupt:
+        print(f"\n{PREFIX}: interrupted after {len(recorder.records)} of {len(spec.game_numbers)} games; "
+              f"records in {directory}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        recorder.finish()
+    print(f"score: {progress.score()}")
+    return EXIT_OK

@@ -1,0 +1,173 @@
+"""One game's moves: send each turn, wait for the move on the referee's clock, check it, play it.
+
+Each turn is timed on the referee's monotonic clock from sending `turn` to receiving the move,
+waiting with `poll(time left)`, never a blocking receive. While it waits the referee checks, every
+`CRASH_CHECK_S`, that both bots still run and keeps their logs under the cap. Whatever breaks the
+arena's rules raises `Forfeited`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import rules
+from arena.match.clock import TimeControl
+from arena.match.forfeits import Forfeited, raise_failures
+from arena.match.limits import Limits
+from arena.match.players import CRASH_CHECK_S, Player, Players
+from arena.match.protocol import MOVE, RESIGN, TURN, ProtocolError, decode_bot_message
+from arena.match.records import Forfeit, GameRecord, MoveRecord
+
+log = logging.getLogger("arena.match.referee")
+
+INFO_MAX_CHARS = 8192
+"""A move's `info` larger than this (as JSON) is replaced by a comment saying so."""
+MAX_STRAY_MESSAGES = 1000
+"""Unexpected messages (late moves, repeated hellos) a bot may send in one game before it forfeits."""
+SHOWN_MOVE_CHARS = 60
+"""How much of an illegal move a forfeit detail quotes (characters)."""
+
+OnMove = Callable[[GameRecord, MoveRecord, "rules.State"], None]
+
+
+def clean_info(info: Any) -> dict[str, Any]:
+    """A bot's `info` as a JSON-safe dict for the record (bytes shown with repr, size capped)."""
+    if not info:
+        return {}
+    try:
+        text = json.dumps(info, skipkeys=True, allow_nan=False, default=lambda o: repr(o)[:200])
+    except (ValueError, TypeError, RecursionError) as exc:
+        return {"comment": f"arena: info dropped, not JSON-safe ({type(exc).__name__})"}
+    if len(text) > INFO_MAX_CHARS:
+        return {"comment": f"arena: info dropped, {len(text)} characters over the {INFO_MAX_CHARS} limit"}
+    return json.loads(text)
+
+
+def _is_reply(sender: Player, message: dict[str, Any], bot: Player, kind: str, game_id: str,
+              ply: int) -> bool:
+    """True if `message` is a `kind` message (move or resign) from `bot`, the player to move, for this
+    game and ply. Does not check the time nor the move itself."""
+    return (sender is bot and message["type"] == kind and message["ply"] == ply
+            and message["game_id"] == game_id)
+
+
+class Turns:
+    """Plays the moves of one game between `seated` (players in seat order) from `start`."""
+
+    def __init__(self, players: Players, game: rules.Game, limits: Limits, seated: list[Player],
+                 clocks: list[TimeControl]) -> None:
+        self.players = players
+        self.game = game
+        self.limits = limits
+        self.seated = seated
+        self.clocks = clocks
+
+    def play(self, start: rules.State, start_moves: list[str], record: GameRecord,
+             on_move: OnMove | None) -> rules.Outcome:
+        """Play to the end and return the outcome; each move goes into `record`. Forfeited when a
+        bot breaks the arena's rules."""
+        seated, clocks = self.seated, self.clocks
+        banks = [clocks[0].initial_bank(), clocks[1].initial_bank()]
+        state = start
+        moves = list(start_moves)
+        game_id = record.game_id
+        while (outcome := state.outcome) is None:
+            seat = state.seat
+            bot = seated[seat]
+            ply = state.ply
+            legal = state.legal_moves()
+            left = banks[seat] if banks[seat] > 0 else 0.0
+            if self.limits.suspend:  # no pondering on the opponent's time
+                for player in seated:
+                    player.process.resume() if player is bot else player.process.suspend()  # type: ignore[union-attr]
+            self.players.send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
+                                    "moves": moves, "legal": legal, "time_left_s": left})
+            sent = time.monotonic()
+            deadline = sent + left + clocks[seat].margin
+            move, info, used = self._await_move(seat, game_id, ply, sent, deadline, left)
+            if move not in legal:
+                move = self._check_move(state, move, legal, seat)
+            state = state.play(move)
+            moves.append(move)
+            banks[seat] = clocks[seat].bank_after(banks[seat], used)
+            done = MoveRecord(ply, seat, move, round(used, 6), info)
+            record.moves.append(done)
+            if on_move is not None:
+                on_move(record, done, state)
+        return outcome
+
+    def _check_health(self, seat: int, ply: int, timed_out: bool) -> None:
+        """Forfeited if a bot has failed (a dropped connection...) or, after a quiet poll
+        (`timed_out`), the bot to move has exited; keeps both logs under the cap. Does not read
+        messages."""
+        self.players.check_connections()
+        raise_failures(self.seated)
+        for player in self.seated:  # a bot printing without end must not fill the disk
+            player.process.cap_log()  # type: ignore[union-attr]
+        if timed_out:
+            bot = self.seated[seat]
+            status = bot.process.exit_status()  # type: ignore[union-attr]
+            if status is not None:
+                bot.fail(Forfeit.CRASHED, status)
+                raise Forfeited(seat, Forfeit.CRASHED, f"{status} while thinking about ply {ply}")
+
+    def _await_move(self, seat: int, game_id: str, ply: int, sent: float, deadline: float,
+                    left: float) -> tuple[str, dict[str, Any], float]:
+        seated = self.seated
+        bot = seated[seat]
+        receive = self.players.receive
+        next_check = sent + CRASH_CHECK_S
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                dropped = f" ({bot.stray} messages for another game or ply dropped)" if bot.stray else ""
+                raise Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {left:.3f} s "
+                                f"+ {self.clocks[seat].margin:g} s margin{dropped}")
+            got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
+            received = time.monotonic()
+            if got is None or received >= next_check:  # on time, even while a bot floods the socket
+                next_check = received + CRASH_CHECK_S
+                self._check_health(seat, ply, timed_out=got is None)
+            if got is None:
+                continue
+            sender, frame = got
+            if sender is None:  # a peer without hello: dealt with by `receive`
+                continue
+            sender_seat = 0 if sender is seated[0] else 1
+            try:
+                if frame is None:
+                    raise ProtocolError("a message must be exactly one frame")
+                message = decode_bot_message(frame)
+            except ProtocolError as exc:
+                raise Forfeited(sender_seat, Forfeit.MALFORMED_MESSAGE, str(exc)) from None
+            if _is_reply(sender, message, bot, MOVE, game_id, ply):
+                if received > deadline:
+                    raise Forfeited(seat, Forfeit.TIMEOUT, f"the move for ply {ply} came "
+                                    f"{received - sent:.3f} s after the turn, over the limit")
+                return message["move"], clean_info(message.get("info")), received - sent
+            if _is_reply(sender, message, bot, RESIGN, game_id, ply):
+                raise Forfeited(seat, Forfeit.RESIGNED, f"resigned at ply {ply}")
+            sender.stray += 1
+            log.info("%s: dropped %s message (game %r, ply %r) while waiting for ply %d of %s",
+                     sender.name, message["type"], message.get("game_id"), message.get("ply"), ply, game_id)
+            if sender.stray > MAX_STRAY_MESSAGES:
+                raise Forfeited(sender_seat, Forfeit.MALFORMED_MESSAGE,
+                                f"more than {MAX_STRAY_MESSAGES} unexpected messages in one game")
+
+    def _check_move(self, state: rules.State, move: str, legal: list[str], seat: int) -> str:
+        """The canonical form of a move given in another accepted notation; else the forfeit."""
+        shown = repr(move[:SHOWN_MOVE_CHARS]) + ("..." if len(move) > SHOWN_MOVE_CHARS else "")
+        try:
+            canonical = self.game.parse_move(move)
+            if canonical in legal:
+                return canonical
+            state.play(canonical)
+            detail = f"{shown} is not a legal move here"
+        except ValueError as exc:
+            detail = f"{shown}: {exc}"
+        except Exception as exc:  # a rules bug must not take the referee down
+            detail = f"{shown} could not be checked ({type(exc).__name__}: {exc})"
+        raise Forfeited(seat, Forfeit.ILLEGAL_MOVE, detail)

@@ -1,0 +1,277 @@
+"""The tournament file: what a tournament is (`Tournament`, `BotEntry`), read and checked from TOML.
+
+The file (see examples/):
+
+    name = "demo"                 # optional: the results directory name (default: the file's stem)
+    game = "domineering"          # a game of `rules`
+    time = "0.2"                  # seconds per move, or "BASE+INC" (default: the assignment's limit)
+    games_per_pairing = 2         # even: every pairing plays as many games in each seat
+    seed = 1                      # the games' seeds derive from it
+    games_per_task = 2            # optional: games a worker plays with the same two bot processes
+    description = "..."           # optional, free text
+    [params]                      # optional: the game's parameters (rules.load)
+    rows = 6
+    [limits]                      # optional: per-bot limits and fairness (arena.match.limits, docs/limits.md)
+    memory_mb = 2048
+    pin_cpus = true
+    [[bots]]                      # two or more
+    name = "random"
+    command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
+                                  # or an argv list (["java", "-jar", "bot.jar"])
+
+`load(path)` reads a file, `from_dict(data, path)` checks a parsed one, one reader per key; a bad
+file raises TournamentError naming the file and the key.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import rules
+from arena.match.clock import TimeControl
+from arena.match.launcher import LaunchError, resolve_command
+from arena.match.limits import Limits
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament.formats import Pairing, round_robin
+
+DEFAULT_GAMES_PER_PAIRING = 2
+DEFAULT_GAMES_PER_TASK = 10
+"""Games a worker plays with the same two bot processes: small keeps little work in flight
+(an interrupted run replays at most this many games per worker), large saves bot start-ups."""
+DEFAULT_RESULTS_ROOT = "results"
+
+KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
+        "description", "title", "limits"}
+"""The keys a tournament file may have."""
+BOT_KEYS = {"name", "command"}
+"""The keys of a [[bots]] table."""
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
+"""A usable tournament or bot name (it names directories and rows)."""
+
+
+class TournamentError(ValueError):
+    """A tournament file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """A bot of the tournament: `command` as written in the file, `argv` as it will run."""
+
+    name: str
+    command: str | tuple[str, ...]
+    argv: tuple[str, ...]
+
+    def spec(self) -> BotSpec:
+        return BotSpec(self.name, self.argv)
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A checked tournament file: `path` it was read from, `name` of its results directory, the
+    game with its full `params`, the clock, the bots (two or more, unique names), how many games each
+    pairing plays (even), the seed, how many games a worker task plays, and the bots' limits."""
+
+    path: Path
+    name: str
+    game: str
+    params: dict[str, Any]
+    time_control: TimeControl
+    bots: tuple[BotEntry, ...]
+    games_per_pairing: int = DEFAULT_GAMES_PER_PAIRING
+    seed: int = 0
+    games_per_task: int = DEFAULT_GAMES_PER_TASK
+    description: str = ""
+    limits: Limits = field(default_factory=Limits)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What the stored games depend on (arena.tournament.store decides which changes are allowed)."""
+        return {
+            "name": self.name,
+            "game": self.game,
+            "params": self.params,
+            "time_control": str(self.time_control),
+            "games_per_pairing": self.games_per_pairing,
+            "seed": self.seed,
+            "bots": [{"name": b.name, "command": b.command if isinstance(b.command, str) else list(b.command)}
+                     for b in self.bots],
+        }
+
+    def pairings(self) -> list[Pairing]:
+        return round_robin([b.name for b in self.bots], self.games_per_pairing)
+
+    def results_dir(self, root: str | Path = DEFAULT_RESULTS_ROOT) -> Path:
+        return Path(root) / self.name
+
+    def total_games(self) -> int:
+        n = len(self.bots)
+        return n * (n - 1) // 2 * self.games_per_pairing
+
+    def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
+        bots = {b.name: b for b in self.bots}
+        return MatchSpec(
+            match_id=pairing.pairing_id, game=self.game,
+            bots=(bots[pairing.a].spec(), bots[pairing.b].spec()),
+            time_control=self.time_control, game_numbers=numbers, params=dict(self.params), seed=self.seed,
+            limits=self.limits,
+        )
+
+
+# --- reading the file ---
+
+def load(path: str | Path, check_commands: bool = True) -> Tournament:
+    """Read and check a tournament file; TournamentError names the file and the bad key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TournamentError(f"{path}: no such tournament file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TournamentError(f"{path}: cannot read the tournament file ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TournamentError(f"{path}: bad TOML: {exc}") from None
+    return from_dict(data, path, check_commands)
+
+
+def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> Tournament:
+    """A Tournament from a parsed file `data` read from `path` (relative bot paths are read against
+    its directory); `check_commands=False` skips checking that the bots' programs exist.
+    TournamentError names the file and the first bad key."""
+    file = _File(data, path)
+    file.check_keys()
+    name = file.name()
+    game, params = file.game()
+    time_control = file.time(game)
+    ints = file.ints()
+    description = file.text("description")
+    file.text("title")
+    return Tournament(
+        path=path, name=name, game=game, params=params, time_control=time_control,
+        limits=file.limits(), bots=file.bots(check_commands), description=description, **ints,
+    )
+
+
+class _File:
+    """One parsed tournament file: a reader per key, each raising TournamentError naming its key."""
+
+    def __init__(self, data: dict[str, Any], path: Path) -> None:
+        self.data, self.path = data, path
+
+    def bad(self, key: str, why: str) -> TournamentError:
+        return TournamentError(f"{self.path}: {key}: {why}")
+
+    def check_keys(self) -> None:
+        unknown = sorted(set(self.data) - KEYS)
+        if unknown:
+            raise self.bad(unknown[0], f"unknown key (known: {', '.join(sorted(KEYS))})")
+
+    def name(self) -> str:
+        name = self.data.get("name", self.path.stem)
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise self.bad("name", f"{name!r} is not a usable name "
+                           "(letters, digits, . _ + -; it names the results directory)")
+        return name
+
+    def game(self) -> tuple[str, dict[str, Any]]:
+        """The game's name and its full parameters (`game` and `[params]`)."""
+        game_name = self.data.get("game")
+        if not isinstance(game_name, str):
+            raise self.bad("game", f"required, a game name ({', '.join(rules.names())})" if game_name is None
+                           else f"must be a game name, got {game_name!r}")
+        params = self.data.get("params", {})
+        if not isinstance(params, dict):
+            raise self.bad("params", f"must be a table of the game's parameters, got {params!r}")
+        try:
+            return game_name, rules.load(game_name, **params).params
+        except ValueError as exc:
+            raise self.bad("game" if game_name not in rules.names() else "params", str(exc)) from None
+
+    def time(self, game: str) -> TimeControl:
+        value = self.data.get("time")
+        try:
+            if value is None:
+                return TimeControl.for_game(game)
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                raise ValueError(f"bad time control {value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
+            return TimeControl.parse(str(value))
+        except ValueError as exc:
+            raise self.bad("time", str(exc)) from None
+
+    def ints(self) -> dict[str, int]:
+        """games_per_pairing (even, >= 2), seed, games_per_task (>= 1)."""
+        ints = {}
+        for key, default, low in (("games_per_pairing", DEFAULT_GAMES_PER_PAIRING, 2), ("seed", 0, None),
+                                  ("games_per_task", DEFAULT_GAMES_PER_TASK, 1)):
+            value = self.data.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+                raise self.bad(key, f"must be a whole number{f' >= {low}' if low is not None else ''}, "
+                               f"got {value!r}")
+            ints[key] = value
+        if ints["games_per_pairing"] % 2:
+            raise self.bad("games_per_pairing",
+                           f"must be even so that seats swap evenly, got {ints['games_per_pairing']}")
+        return ints
+
+    def text(self, key: str) -> str:
+        value = self.data.get(key, "")
+        if not isinstance(value, str):
+            raise self.bad(key, "must be a string")
+        return value
+
+    def limits(self) -> Limits:
+        raw = self.data.get("limits", {})
+        if not isinstance(raw, dict):
+            raise self.bad("limits", f"must be a table of limits, got {raw!r}")
+        try:
+            return Limits.from_dict(raw)
+        except (TypeError, ValueError) as exc:
+            raise self.bad("limits", str(exc)) from None
+
+    def bots(self, check_commands: bool) -> tuple[BotEntry, ...]:
+        raw_bots = self.data.get("bots")
+        if not isinstance(raw_bots, list) or not all(isinstance(b, dict) for b in raw_bots):
+            raise self.bad("bots", "required: a [[bots]] table for each bot, with name and command")
+        bots: list[BotEntry] = []
+        seen: set[str] = set()
+        for k, raw in enumerate(raw_bots, 1):
+            bot = self.bot(f"bots[{k}]", raw, check_commands)
+            if bot.name in seen:
+                raise self.bad(f"bots[{k}].name", f"bot name {bot.name!r} appears twice")
+            seen.add(bot.name)
+            bots.append(bot)
+        if len(bots) < 2:
+            raise self.bad("bots", f"a round-robin needs at least 2 bots, the file has {len(bots)}")
+        return tuple(bots)
+
+    def bot(self, where: str, raw: dict[str, Any], check_commands: bool) -> BotEntry:
+        """One [[bots]] table (`where`: "bots[K]")."""
+        unknown = sorted(set(raw) - BOT_KEYS)
+        if unknown:
+            raise self.bad(f"{where}.{unknown[0]}", "unknown key (known: command, name)")
+        name = raw.get("name")
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise self.bad(f"{where}.name", f"{name!r} is not a usable bot name (letters, digits, . _ + -)")
+        command = raw.get("command")
+        try:
+            if isinstance(command, str):
+                argv = resolve_command(command, self.path.parent) if check_commands else _split(command)
+                return BotEntry(name, command, argv)
+            if isinstance(command, list) and command and all(isinstance(a, str) for a in command):
+                argv = resolve_command(command, self.path.parent) if check_commands else tuple(command)
+                return BotEntry(name, tuple(command), argv)
+            raise LaunchError("must be a shipped bot name, a command line or a list of strings, "
+                              f"got {command!r}")
+        except LaunchError as exc:
+            raise self.bad(f"{where}.command", f"bot {name!r}: {exc}") from None
+
+
+def _split(command: str) -> tuple[str, ...]:
+    try:
+        return tuple(shlex.split(command))
+    except ValueError:
+        return (command,)
