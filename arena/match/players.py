@@ -11,6 +11,8 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import shutil
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from arena.match import sandbox
 from arena.match.launcher import BotProcess, PlayerProcess
 from arena.match.limits import Limits, Watchdog
 from arena.match.protocol import (
@@ -170,6 +173,11 @@ class Players:
     `players[i]` plays `specs[i]`, in a working directory under `workdir`. Every bot process is
     registered with one `Watchdog`, so none outlives the referee. `receive` hands over what a ready
     player sent; a hello binds a player, other messages from an unknown peer are noted.
+
+    When the bots are sandboxed (`isolation`, decided from `limits.sandbox`), each bot seat gets
+    its own `ipc://` socket in a directory only the referee can enter, bind-mounted into that bot's
+    sandbox: a hello counts only on the socket of the token's seat, so a stolen token is useless.
+    SandboxUnavailable (a ValueError) for `sandbox = "on"` where bots cannot be isolated.
     """
 
     def __init__(self, specs: tuple[BotSpec, ...], workdir: Path, limits: Limits,
@@ -177,9 +185,19 @@ class Players:
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
         self.on_external = on_external
+        self.isolation = sandbox.decide(limits.sandbox)
         self.endpoint = RefereeEndpoint()
         self.players = [Player(spec, workdir / f"bot{i}-{safe_name(spec.name)}")
                         for i, spec in enumerate(specs)]
+        self.channels: dict[int, tuple[str, int]] = {}
+        """Seat index -> (private socket path, channel) of each sandboxed bot."""
+        self.ipc_dir: str | None = None
+        if self.isolation.sandboxed and not all(spec.external for spec in specs):
+            self.ipc_dir = tempfile.mkdtemp(prefix="arena-ipc-")  # mode 0700
+            for i, spec in enumerate(specs):
+                if not spec.external:
+                    path = f"{self.ipc_dir}/seat{i}.sock"
+                    self.channels[i] = (path, self.endpoint.bind_private(path))
         self.by_identity: dict[bytes, Player] = {}
         self.peers: dict[tuple[str, int], tuple[Player, PlayerProcess]] = {}
         """Each connection to the referee's socket -> the player and its process that opened it."""
@@ -194,8 +212,15 @@ class Players:
         """The process that plays `player`: its bot's, or the stand-in of an external player."""
         if player.spec.external:
             return _External(self.on_external, player.name)  # type: ignore[arg-type]
+        index = self.players.index(player)
+        path, channel = self.channels.get(index, (None, 0))
         return BotProcess(player.spec.command, player.workdir, limits=self.limits,
-                          cpu_slot=self.players.index(player), watchdog=self.watchdog)
+                          cpu_slot=index, watchdog=self.watchdog, socket_path=path,
+                          channel=self.endpoint.channel_name(channel) if path else None)
+
+    def _channel(self, player: Player) -> int:
+        """The channel `player`'s hello must come on: its private socket's, else the TCP socket's."""
+        return self.channels.get(self.players.index(player), (None, 0))[1]
 
     def start(self, players: list[Player]) -> None:
         """(Re)start `players` and wait for their hellos; one that cannot play gets a failure."""
@@ -248,6 +273,10 @@ class Players:
         token = message["token"].encode("utf-8", "replace")
         for player in waiting:
             if hmac.compare_digest(token, player.token.encode()):
+                if self.endpoint.channel_of(identity) != self._channel(player):
+                    player.notes.append("a hello with its token from another socket than its own")
+                    log.info("%s: hello with its token on a foreign socket dropped", player.name)
+                    return
                 if message["protocol"] != PROTOCOL_VERSION:
                     player.fail(Forfeit.MALFORMED_MESSAGE, f"hello for protocol {message['protocol']}; "
                                 f"this referee speaks protocol {PROTOCOL_VERSION}")
@@ -323,3 +352,5 @@ class Players:
                 player.stop()
             self.watchdog.close()
             self.endpoint.close()
+            if self.ipc_dir is not None:
+                shutil.rmtree(self.ipc_dir, ignore_errors=True)

@@ -134,99 +134,153 @@ def _timeout_ms(seconds: float | None) -> int | None:
 
 
 class RefereeEndpoint:
-    """The referee's ROUTER socket on a random loopback port. Use as a context manager.
+    """The referee's ROUTER socket on a random loopback port, plus one private `ipc://` ROUTER per
+    sandboxed seat (`bind_private`). Use as a context manager.
 
-    With `monitor` (the default) the socket's connections are watched: `accepted` and `dropped`
-    collect the (host, port) of each peer connection opened and closed (ZeroMQ closes one that
-    sends a frame over `max_message_bytes`); the owner takes them with `take_events()`.
+    Identities handed out by `receive` start with the channel byte (0: the TCP socket, k: the
+    k-th private socket), so a peer can never pose as a connection of another channel, and
+    `channel_of(identity)` says where a message came in.
+
+    With `monitor` (the default) the sockets' connections are watched: `accepted` and `dropped`
+    collect each peer connection opened and closed (ZeroMQ closes one that sends a frame over
+    `max_message_bytes`), as (host, port) for TCP and (channel name, descriptor) for a private
+    socket; the owner takes them with `take_events()`.
     """
 
     def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES,
                  monitor: bool = True) -> None:
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.ROUTER)
-        self._socket.setsockopt(zmq.LINGER, LINGER_MS)
-        self._socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        self._max_message_bytes = max_message_bytes
+        self._socket = self._router()
         self.port = self._socket.bind_to_random_port(f"tcp://{host}")
         self.endpoint = f"tcp://{host}:{self.port}"
         self._debug = log.isEnabledFor(logging.DEBUG)
-        self._monitor = None
-        self._poller = None
-        self._peers: dict[int, tuple[str, int]] = {}
+        self._sockets: list[zmq.Socket] = [self._socket]
+        self._monitors: dict[zmq.Socket, int] = {}
+        """Each monitor socket -> the channel it watches."""
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._monitoring = monitor
+        self._peers: dict[tuple[int, int], tuple[str, int]] = {}
         self.accepted: list[tuple[str, int]] = []
         self.dropped: list[tuple[str, int]] = []
         if monitor:
-            self._monitor = self._socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
-            self._poller = zmq.Poller()
-            self._poller.register(self._socket, zmq.POLLIN)
-            self._poller.register(self._monitor, zmq.POLLIN)
+            self._watch(self._socket, 0)
+
+    def _router(self) -> zmq.Socket:
+        sock = self._context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, LINGER_MS)
+        sock.setsockopt(zmq.MAXMSGSIZE, self._max_message_bytes)
+        return sock
+
+    def _watch(self, sock: zmq.Socket, channel: int) -> None:
+        monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+        self._monitors[monitor] = channel
+        self._poller.register(monitor, zmq.POLLIN)
+
+    def bind_private(self, path: str) -> int:
+        """Bind one more ROUTER on `ipc://path` (in a directory only the referee can enter, made
+        connectable by the bot's user once bind-mounted into its sandbox) and return its channel."""
+        sock = self._router()
+        try:
+            sock.bind(f"ipc://{path}")
+            os.chmod(path, 0o666)  # the bot may run as another user; the directory guards it
+        except (zmq.ZMQError, OSError):
+            sock.close(linger=LINGER_MS)
+            raise
+        self._sockets.append(sock)
+        self._poller.register(sock, zmq.POLLIN)
+        if self._monitoring:
+            self._watch(sock, len(self._sockets) - 1)
+        return len(self._sockets) - 1
+
+    @staticmethod
+    def channel_of(identity: bytes) -> int:
+        """The channel (0: TCP, k: the k-th private socket) a peer's identity belongs to."""
+        return identity[0] if identity else -1
+
+    @staticmethod
+    def channel_name(channel: int) -> str:
+        """How a private channel's connections are named in `accepted`/`dropped`."""
+        return f"ipc-channel-{channel}"
 
     def take_events(self) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-        """The peers (host, port) connected and disconnected since the last call."""
+        """The peers connected and disconnected since the last call."""
         accepted, dropped = self.accepted, self.dropped
         self.accepted, self.dropped = [], []
         return accepted, dropped
 
-    def _on_monitor_events(self) -> None:
+    def _on_monitor_events(self, monitor: zmq.Socket) -> None:
+        channel = self._monitors[monitor]
         while True:
             try:
-                frames = self._monitor.recv_multipart(zmq.NOBLOCK)  # type: ignore[union-attr]
+                frames = monitor.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
             event, fd = struct.unpack("=HI", frames[0][:6])
             if event == zmq.EVENT_ACCEPTED:
-                try:
-                    with socket.socket(fileno=os.dup(fd)) as sock:
-                        peer = sock.getpeername()[:2]
-                except OSError:
-                    continue
-                self._peers[fd] = peer
+                if channel:
+                    peer = (self.channel_name(channel), fd)
+                else:
+                    try:
+                        with socket.socket(fileno=os.dup(fd)) as sock:
+                            peer = sock.getpeername()[:2]
+                    except OSError:
+                        continue
+                self._peers[(channel, fd)] = peer
                 self.accepted.append(peer)
-            elif event == zmq.EVENT_DISCONNECTED and fd in self._peers:
-                self.dropped.append(self._peers.pop(fd))
+            elif event == zmq.EVENT_DISCONNECTED and (channel, fd) in self._peers:
+                self.dropped.append(self._peers.pop((channel, fd)))
 
     def send(self, identity: bytes, message: dict[str, Any]) -> None:
         """Queue `message` for the peer `identity`; a gone or stalled peer loses it silently."""
         frame = encode(message)
         if self._debug:
             log.debug(">> %r %r", identity, message)
+        channel = self.channel_of(identity)
+        if not 0 <= channel < len(self._sockets):
+            return
         try:
-            self._socket.send_multipart((identity, frame), zmq.NOBLOCK)
+            self._sockets[channel].send_multipart((identity[1:], frame), zmq.NOBLOCK)
         except zmq.Again:
             log.info("peer %r is not reading: %s message dropped", identity, message.get("type"))
 
     def receive(self, timeout_s: float) -> tuple[bytes, bytes | None] | None:
         """Wait at most `timeout_s` for one message: (identity, frame), None on timeout.
 
-        The frame is None when the peer sent a multi-frame message (invalid in v1).
+        The frame is None when the peer sent a multi-frame message (invalid in v1). Connections
+        opened and closed are noted on the way (see take_events).
         """
-        if self._poller is None:
-            if not self._socket.poll(_timeout_ms(timeout_s), zmq.POLLIN):
+        deadline = time.monotonic() + timeout_s
+        while True:
+            ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
+            for monitor in self._monitors:
+                if monitor in ready:
+                    self._on_monitor_events(monitor)
+            for channel, sock in enumerate(self._sockets):
+                if sock in ready:
+                    try:
+                        parts = sock.recv_multipart(zmq.NOBLOCK, copy=True)
+                    except zmq.Again:
+                        continue
+                    frame = parts[1] if len(parts) == 2 else None
+                    if self._debug:
+                        log.debug("<< %r %r", parts[0],
+                                  frame if frame is None or len(frame) < 200 else frame[:200])
+                    return bytes([channel]) + parts[0], frame
+            if time.monotonic() >= deadline:
                 return None
-        else:  # connections opened and closed are noted on the way (see take_events)
-            deadline = time.monotonic() + timeout_s
-            while True:
-                ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
-                if self._monitor in ready:
-                    self._on_monitor_events()
-                if self._socket in ready:
-                    break
-                if time.monotonic() >= deadline:
-                    return None
-        try:
-            parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=True)
-        except zmq.Again:
-            return None
-        frame = parts[1] if len(parts) == 2 else None
-        if self._debug:
-            log.debug("<< %r %r", parts[0], frame if frame is None or len(frame) < 200 else frame[:200])
-        return parts[0], frame
 
     def close(self) -> None:
-        if self._monitor is not None:
-            self._socket.disable_monitor()
-            self._monitor.close(linger=LINGER_MS)
-        self._socket.close(linger=LINGER_MS)
+        for sock in self._sockets:
+            if self._monitoring:
+                try:
+                    sock.disable_monitor()
+                except zmq.ZMQError:
+                    pass
+            sock.close(linger=LINGER_MS)
+        for monitor in self._monitors:
+            monitor.close(linger=LINGER_MS)
         self._context.term()
 
     def __enter__(self) -> RefereeEndpoint:

@@ -48,6 +48,8 @@ class GameRecord:
     started_at: str = ""
     duration_s: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
+    isolation: str = ""
+    """"sandbox" when the bots ran sandboxed, "none: <why>" otherwise; "" in older records."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -55,7 +55,7 @@ PROBE_TIMEOUT_S = 10.0
 _INTERPRETERS = ("python", "pypy", "java", "node", "ruby", "perl")
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(ValueError):
     """`sandbox = "on"` on a machine where bots cannot be isolated; the message gives the reason
     and the fix."""
 
@@ -147,11 +147,14 @@ def drop_root_argv() -> list[str]:
             "--bounding-set=-all", "--no-new-privs", "--"]
 
 
-def namespace_args() -> list[str]:
+def namespace_args(new_session: bool = True) -> list[str]:
     """New namespaces, killed with the referee, no controlling terminal; without root, also a
-    new user namespace with no capabilities."""
+    new user namespace with no capabilities. `new_session=False` keeps the bot in bwrap's process
+    group, so that SIGSTOP to the group suspends it where no cgroup freezer can."""
     args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--hostname", "bot", "--die-with-parent", "--new-session"]
+            "--unshare-cgroup-try", "--hostname", "bot", "--die-with-parent"]
+    if new_session:
+        args.append("--new-session")
     if os.geteuid() != 0:
         args = ["--unshare-user", *args, "--cap-drop", "ALL"]
     return args
@@ -229,12 +232,12 @@ def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
 
 def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
                workdir_mb: int = 64, tmp_mb: int = 64, read: tuple[str, ...] | list[str] = (),
-               hide: tuple[str, ...] | list[str] = ()) -> list[str]:
+               hide: tuple[str, ...] | list[str] = (), new_session: bool = True) -> list[str]:
     """The argv that runs `command` sandboxed, reaching the referee at `socket_path` (a host
     path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
     host paths it must not see even where they lie inside a directory it may read (the tournament
     file, the results directory, the referee's working directory)."""
-    args = ["bwrap", *namespace_args(), *system_args()]
+    args = ["bwrap", *namespace_args(new_session), *system_args()]
     readable = program_paths(command) + [os.path.abspath(p) for p in read]
     readable = [p for p in dict.fromkeys(readable)
                 if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)]
