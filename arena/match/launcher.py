@@ -9,6 +9,7 @@ file under a size cap.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import importlib.util
 import json
@@ -224,6 +225,8 @@ class BotProcess:
         """Launch the command in a new session; OSError if it cannot be executed."""
         self.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
         if self.sandboxed:
+            if shutil.which(self.command[0]) is None:  # as Popen says it without a sandbox
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self.command[0])
             try:
                 self.cgroup = Cgroup.create(_mib(self.limits.memory_mb), self.limits.processes)
             except CgroupError:

@@ -237,7 +237,9 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
     path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
     host paths it must not see even where they lie inside a directory it may read (the tournament
     file, the results directory, the referee's working directory)."""
-    args = ["bwrap", *namespace_args(new_session), *system_args()]
+    args = ["bwrap", *namespace_args(new_session), *system_args(),
+            "--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,  # before the program's binds,
+            "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]  # which may lie under /tmp
     readable = program_paths(command) + [os.path.abspath(p) for p in read]
     readable = [p for p in dict.fromkeys(readable)
                 if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)]
@@ -252,9 +254,7 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
         path = os.path.abspath(path)
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in readable):
             args += _hide(path)
-    args += ["--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,
-             "--size", str(tmp_mb << 20), "--tmpfs", "/tmp",
-             "--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
+    args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
              "--ro-bind", str(socket_path), SOCKET_INSIDE, "--chdir", HOME_INSIDE, "--"]
     return args + drop_root_argv() + list(command)
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.match import sandbox
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
@@ -207,6 +208,17 @@ def run(
     started = time.monotonic()
     summary = RunSummary()
     out = tournament.results_dir(results_root)
+    tournament = sealed(tournament, out, progress)
+    umask = os.umask(0o077)  # results, logs and game files: the staff's user's only
+    try:
+        return _run(tournament, out, concurrency, executor, progress, task, started, summary)
+    finally:
+        os.umask(umask)
+
+
+def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor | None,
+         progress: TextIO | None, task: Callable[[MatchSpec], list[str]], started: float,
+         summary: RunSummary) -> RunSummary:
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
@@ -266,6 +278,17 @@ def run(
         bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr) -> Tournament:
+    """The tournament with its file and results directory hidden from sandboxed bots; prints one
+    line to `stream` when bots will NOT be isolated (sandbox = auto on a machine that cannot).
+    SandboxUnavailable (a ValueError, with the fix) for sandbox = on where bots cannot be isolated."""
+    warning = sandbox.decide(tournament.limits.sandbox).warning()
+    if warning and stream is not None:
+        stream.write(warning + "\n")
+    hide = (*tournament.limits.hide, os.path.abspath(tournament.path), os.path.abspath(out))
+    return dataclasses.replace(tournament, limits=dataclasses.replace(tournament.limits, hide=hide))
 
 
 @contextlib.contextmanager
