@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 from arena.match import cgroup, sandbox
 from arena.match.clock import TimeControl
@@ -32,7 +33,6 @@ from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner
 from arena.tournament.store import DB_NAME, Store
-from conftest import require
 
 HERE = Path(__file__).resolve().parent
 ATTACKS = HERE / "bots" / "attacks.py"
@@ -55,7 +55,8 @@ def _no_attacker_left():
 
 
 def needs_sandbox() -> None:
-    require(sandbox.unavailable_reason() is None, f"bots cannot be sandboxed here: {sandbox.unavailable_reason()}")
+    reason = sandbox.unavailable_reason()
+    require(reason is None, f"bots cannot be sandboxed here: {reason}")
 
 
 def needs_cgroups() -> None:
@@ -198,7 +199,8 @@ def test_a_sandboxed_bot_is_nobody_with_a_clean_environment_and_no_open_port(tmp
     if os.geteuid() == 0:
         assert uid == sandbox.BOT_UID
     assert uid != 0
-    assert keys == ["ARENA_ENDPOINT", "ARENA_TOKEN", "HOME", "LANG", "PATH", "PWD", "PYTHONPATH", "PYTHONUNBUFFERED"]
+    assert keys == ["ARENA_ENDPOINT", "ARENA_TOKEN", "HOME", "LANG", "PATH", "PWD",  # PWD: bwrap's
+                    "PYTHONPATH", "PYTHONUNBUFFERED"]
     assert not reached  # its listening socket is in its own network namespace
 
 
@@ -245,7 +247,7 @@ def test_suspend_freezes_the_whole_sandbox_setsid_children_included():
     record = run_match(spec, on_move=on_move)[0]
     assert record.forfeit is None
     # between the burner's move and the sleeper's (0.3 s of thinking) the burner's child is frozen
-    gaps = [b[2] - a[2] for a, b in zip(samples, samples[1:]) if b[1] == "sleeper"]
+    gaps = [b[2] - a[2] for a, b in zip(samples, samples[1:], strict=False) if b[1] == "sleeper"]
     assert gaps and max(gaps) < 0.1, samples
 
 

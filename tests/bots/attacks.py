@@ -127,7 +127,8 @@ def _daemon() -> None:
         os.setsid()
         if os.fork() == 0:
             tag = _options().get("tag", "x")
-            os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", f"daemon-{tag}"], {})
+            argv = [sys.executable, "-c", "import time; time.sleep(600)", f"daemon-{tag}"]
+            os.execve(sys.executable, argv, {})
         os._exit(0)
 
 
@@ -150,7 +151,8 @@ def attack_all(options: dict[str, str]) -> tuple[dict[str, str], list]:
         report[f"signal {i}"] = _try("signal", lambda p=int(pid): _signal(p))
     report["tokens"] = _try("tokens", _tokens)
     report["processes"] = _try("processes", _others)
-    report["shadow"] = _try("shadow", lambda: _read("/etc/shadow") if os.path.getsize("/etc/shadow") else None)
+    report["shadow"] = _try(
+        "shadow", lambda: _read("/etc/shadow") if os.path.getsize("/etc/shadow") else None)
     if "port" in options:
         report["tcp referee host"] = _try("tcp", lambda: _connect("127.0.0.1", int(options["port"])))
     report["tcp outside"] = _try("tcp", lambda: _connect("1.1.1.1", 53))
