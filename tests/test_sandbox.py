@@ -15,6 +15,7 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -335,3 +336,36 @@ def test_a_cgroup_holds_memory_processes_cpu_freezing_and_killing_over_the_whole
     finally:
         group.remove()
     assert group.dirs == {}
+
+
+# --- submit: checked inside the sandbox ---
+
+NEEDY_BOT = '''import os, sys
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "book.txt")) as f:
+    f.read()
+sys.argv[1:] = []
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "raw_bot.py")).read())
+'''
+
+
+def _submit(tmp_path: Path, limits: str) -> subprocess.CompletedProcess:
+    (tmp_path / "t.toml").write_text(
+        'name = "t"\ngame = "domineering"\ntime = "2"\n[params]\nrows = 4\ncols = 4\n'
+        f'[limits]\n{limits}\n[[bots]]\nname = "a"\ncommand = "random"\n'
+        '[[bots]]\nname = "b"\ncommand = "greedy"\n')
+    return subprocess.run([sys.executable, "-m", "arena", "submit", "t.toml", "needy", sys.executable,
+                           "needy/bot.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_submit_refuses_a_bot_that_needs_what_the_sandbox_denies_and_read_grants_it(tmp_path):
+    needs_sandbox()
+    (tmp_path / "needy").mkdir()
+    (tmp_path / "needy" / "bot.py").write_text(NEEDY_BOT)
+    shutil.copy(HERE.parent / "examples" / "raw_bot.py", tmp_path / "needy" / "raw_bot.py")
+    (tmp_path / "book.txt").write_text("e4 e5\n")  # beside its directory, not in it
+    refused = _submit(tmp_path, 'sandbox = "on"')
+    assert refused.returncode == 2, refused.stderr
+    assert "rejected" in refused.stderr and "checked in the sandbox" in refused.stderr
+    assert "book.txt" in refused.stderr and "Traceback" not in refused.stderr.splitlines()[0]
+    granted = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')
+    assert granted.returncode == 0, granted.stderr
