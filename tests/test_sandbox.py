@@ -292,6 +292,9 @@ def test_modes_say_what_they_do_and_on_refuses_without_bubblewrap(monkeypatch, t
         with pytest.raises(ValueError, match="bwrap not installed"):  # before any bot starts
             run_match(MatchSpec("x", "domineering", (honest_bot(tmp_path / "a"), honest_bot(tmp_path / "b")),
                                 CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="on")))
+        from arena.tournament.cluster import check_bots  # what every Dask worker runs at start-up
+        refused = check_bots([honest_bot(tmp_path / "c")], "domineering", PARAMS, sys.executable, 5.0, "on")
+        assert len(refused) == 1 and refused[0][0] == "" and "apt-get install bubblewrap" in refused[0][1]
     finally:
         monkeypatch.undo()
         sandbox.unavailable_reason(refresh=True)

@@ -175,11 +175,18 @@ def _cancel_check() -> Callable[[], bool]:
 
 
 def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_python: str,
-               startup_timeout_s: float | None = None) -> list[tuple[str, str]]:
+               startup_timeout_s: float | None = None, sandbox_mode: str = "off") -> list[tuple[str, str]]:
     """On a worker: (bot name, why) for each bot that cannot start here or does not say hello
-    within the start-up limit; ("", why) if the game itself does not load. Empty: all is well."""
+    within the start-up limit; ("", why) if the game itself does not load, or if bots cannot be
+    isolated here while the tournament says `sandbox = "on"`. Empty: all is well."""
     import rules
+    from arena.match import sandbox
     from arena.match.launcher import LaunchError, check_command
+
+    try:
+        sandbox.decide(sandbox_mode)
+    except ValueError as exc:
+        return [("", str(exc))]
     from arena.match.protocol import RefereeEndpoint
     from arena.match.referee import STARTUP_TIMEOUT_S
 
@@ -278,7 +285,8 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
     bots = [b.spec() for b in tournament.bots]
     futures = {
         client.submit(check_bots, bots, tournament.game, dict(tournament.params), sys.executable,
-                      startup_timeout_s, workers=[w], allow_other_workers=False, pure=False): w
+                      startup_timeout_s, tournament.limits.sandbox, workers=[w], allow_other_workers=False,
+                      pure=False): w
         for w in workers
     }
     problems: list[str] = []
@@ -332,7 +340,8 @@ def run(
     started = time.monotonic()
     summary = tmod.RunSummary()
     out = tournament.results_dir(results_root)
-    out.mkdir(parents=True, exist_ok=True)
+    tournament = tmod.sealed(tournament, out, progress)  # the referee's own files hidden from bots
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()

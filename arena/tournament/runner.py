@@ -47,7 +47,7 @@ from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_chang
 __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "check_resumable", "exclusive", "from_dict",
-    "load", "plan", "play_task", "run", "store_results",
+    "load", "plan", "play_task", "run", "sealed", "store_results",
 ]
 
 LOCK_NAME = "run.lock"
