@@ -21,8 +21,10 @@ reason and the fix when they will not; `bwrap_argv(...)` builds the command line
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -186,14 +188,59 @@ def _is_system(path: str) -> bool:
     return any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS)
 
 
+PYTHON_PROBE_TIMEOUT_S = 10.0
+_PYTHON_NAMES = ("python", "pypy")
+
+
+def _is_python(program: str) -> bool:
+    return Path(program).name.startswith(_PYTHON_NAMES)
+
+
+@functools.cache
+def python_facts(program: str) -> tuple[str, tuple[str, ...]] | None:
+    """(sys.executable, (sys.prefix, sys.base_prefix)) of the Python that `program` runs, asked of
+    it once (a pyenv shim or a wrapper script resolves to the real interpreter); None if it does not
+    answer."""
+    located = shutil.which(program)
+    if located is None:
+        return None
+    if os.path.abspath(located) == os.path.abspath(sys.executable):
+        return sys.executable, (sys.prefix, sys.base_prefix)
+    script = "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"
+    try:
+        done = subprocess.run([located, "-I", "-c", script], capture_output=True, text=True,
+                              timeout=PYTHON_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3 or not all(os.path.isabs(x) for x in lines):
+        return None
+    return lines[0], (lines[1], lines[2])
+
+
+def host_program(program: str) -> str:
+    """The program the bot's command names, as the host resolves it (on the referee's PATH): the
+    sandbox then runs exactly what would run without it; for Python, the real interpreter."""
+    if _is_python(program):
+        facts = python_facts(program)
+        if facts is not None:
+            return facts[0]
+    located = shutil.which(program)
+    return os.path.abspath(located) if located else program
+
+
 def interpreter_dirs(program: str) -> list[str]:
     """The directories an interpreter named on a command line needs: its venv (the directory
     holding `bin/` and `pyvenv.cfg`) and the installation it resolves to (the parent of its real
-    `bin/`), unless they are part of the system already."""
+    `bin/`; for Python, sys.prefix and sys.base_prefix), unless they are part of the system."""
     found: list[str] = []
     located = shutil.which(program)
     if located is None:
         return found
+    if _is_python(program):
+        facts = python_facts(program)
+        if facts is not None:
+            found += list(facts[1])
     path = os.path.abspath(located)
     bin_dir = os.path.dirname(path)
     prefix = os.path.dirname(bin_dir)
@@ -225,7 +272,7 @@ def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
             paths.append(os.path.abspath(value))
         elif os.path.isfile(value):
             paths.append(os.path.dirname(os.path.abspath(value)))
-    if argv and Path(argv[0]).name.startswith(("python", "pypy")):
+    if argv and _is_python(argv[0]):
         paths += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES if (PROJECT_ROOT / p).is_dir()]
     return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
 
@@ -237,6 +284,7 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
     path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
     host paths it must not see even where they lie inside a directory it may read (the tournament
     file, the results directory, the referee's working directory)."""
+    command = [host_program(command[0]), *command[1:]] if command else []
     args = ["bwrap", *namespace_args(new_session), *system_args(),
             "--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,  # before the program's binds,
             "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]  # which may lie under /tmp
@@ -249,7 +297,7 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
             if str(parent) not in made and not _is_system(str(parent)):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind-try", path, path]
+        args += _bind_readable(path)
     for path in hide:
         path = os.path.abspath(path)
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in readable):
@@ -257,6 +305,32 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
     args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
              "--ro-bind", str(socket_path), SOCKET_INSIDE, "--chdir", HOME_INSIDE, "--"]
     return args + drop_root_argv() + list(command)
+
+
+MAX_ENTRIES_BOUND = 256
+"""A directory the bot's user cannot enter (e.g. a 0700 temporary directory) is recreated in the
+sandbox with its entries bound one by one, up to this many."""
+
+
+def _bind_readable(path: str) -> list[str]:
+    """Bind `path` read-only at the same place. When arena runs as root the bot is `nobody`, who
+    cannot enter a directory without permission for others (mkdtemp's and pytest's are 0700): such
+    a directory is made afresh (0755) and its entries bound into it, each with its own mode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if os.geteuid() != 0 or not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o005 == 0o005:
+        return ["--ro-bind", path, path]
+    try:
+        entries = sorted(os.listdir(path))[:MAX_ENTRIES_BOUND]
+    except OSError:
+        return ["--ro-bind", path, path]
+    args = ["--perms", "0755", "--dir", path]
+    for name in entries:
+        entry = os.path.join(path, name)
+        args += ["--ro-bind", entry, entry]
+    return args
 
 
 def bot_env(command: tuple[str, ...] | list[str], token: str) -> dict[str, str]:
@@ -271,7 +345,7 @@ def bot_env(command: tuple[str, ...] | list[str], token: str) -> dict[str, str]:
         "HOME": HOME_INSIDE,
         "LANG": "C.UTF-8",
     }
-    if command and Path(command[0]).name.startswith(("python", "pypy")):
+    if command and _is_python(command[0]):
         env["PYTHONPATH"] = str(PROJECT_ROOT)
         env["PYTHONUNBUFFERED"] = "1"
     return env
