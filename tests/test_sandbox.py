@@ -376,3 +376,42 @@ def test_submit_refuses_a_bot_that_needs_what_the_sandbox_denies_and_read_grants
     assert "book.txt" in refused.stderr and "Traceback" not in refused.stderr.splitlines()[0]
     granted = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')
     assert granted.returncode == 0, granted.stderr
+
+
+def test_nothing_of_a_sandboxed_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
+    needs_sandbox()
+    needs_cgroups()
+    script = (
+        "import sys\n"
+        "from arena.match.clock import TimeControl\n"
+        "from arena.match.limits import Limits\n"
+        "from arena.match.referee import run_match\n"
+        "from arena.match.spec import BotSpec, MatchSpec\n"
+        f"bots = (BotSpec('a', {attacker('all').command!r}), BotSpec('b', {attacker('burner').command!r}))\n"
+        "spec = MatchSpec('k', 'domineering', bots, TimeControl(per_move=60.0), tuple(range(50)),\n"
+        f"                 params={PARAMS!r}, limits=Limits(sandbox='on'))\n"
+        "run_match(spec)\n"
+    )
+    referee = subprocess.Popen([sys.executable, "-c", script], cwd=HERE.parent)
+    try:
+        deadline = time.monotonic() + 20
+        while not any(f"daemon-{TAG}" in _cmdline(p) for p in tagged(0)):  # its daemon is up
+            assert time.monotonic() < deadline and referee.poll() is None, "the attacker never started"
+            time.sleep(0.05)
+        assert _bot_cgroups(referee.pid)
+        os.kill(referee.pid, signal.SIGKILL)
+        referee.wait(5)
+        assert tagged(5.0) == []  # bots, the daemon and the setsid burner: all gone
+        deadline = time.monotonic() + 5
+        while _bot_cgroups(referee.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _bot_cgroups(referee.pid) == []  # the watchdog removed the bots' cgroups
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+
+
+def _bot_cgroups(referee: int) -> list[str]:
+    """The cgroups of the bots started by the referee process `referee` (named after its pid)."""
+    return [str(p) for parent in cgroup.detect().parents.values() for p in parent.glob(f"arena-{referee}-*")]

@@ -251,6 +251,8 @@ class BotProcess:
             os.close(fd)
         if self.watchdog is not None:
             self.watchdog.register(self._process.pid, self.marker)
+            if self.cgroup is not None:
+                self.watchdog.register_cgroup([str(d) for d in self.cgroup.dirs.values()])
 
     def launch_args(self, endpoint: str, token: str) -> dict[str, Any]:
         """How the bot is started: the argv, working directory, environment and the function run in

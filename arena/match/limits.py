@@ -111,7 +111,7 @@ class Limits:
     def from_dict(cls, table: dict[str, Any]) -> Limits:
         """Limits from a TOML `[limits]` table; ValueError names an unknown key or a bad value.
         A limit set to 0 or false (for the numeric ones) means none."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"hide"}  # hide: set by the runner, not the file
         unknown = sorted(set(table) - known)
         if unknown:
             raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -343,6 +343,11 @@ class Watchdog:
     def register(self, pgid: int | None, marker: str) -> None:
         self._write(f"pgid {pgid}\nmarker {marker}\n" if pgid else f"marker {marker}\n")
 
+    def register_cgroup(self, directories: list[str]) -> None:
+        """A sandboxed bot's cgroup: if the referee dies, its processes are killed and its
+        directories removed (a cgroup the referee removed itself is simply gone by then)."""
+        self._write("".join(f"cgroup {d}\n" for d in directories))
+
     def forget(self, pgid: int | None) -> None:
         """The group `pgid` was killed and its leader reaped: its number may be reused, drop it."""
         if pgid:
@@ -379,6 +384,7 @@ def _watch() -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     groups: list[int] = []
     markers: list[str] = []
+    cgroups: list[str] = []
     for line in sys.stdin.buffer:
         kind, _, value = line.decode("utf-8", "replace").strip().partition(" ")
         if kind == "pgid" and value.isdigit():
@@ -387,11 +393,52 @@ def _watch() -> int:
             groups.remove(int(value))
         elif kind == "marker" and value:
             markers.append(value)
+        elif kind == "cgroup" and value.startswith("/sys/fs/cgroup/"):
+            cgroups.append(value)
     for pgid in groups:
         signal_group(pgid, signal.SIGKILL)
     for marker in markers:
         kill_marked(marker, timeout_s=5.0)
+    _sweep_cgroups(cgroups)
     return 0
+
+
+def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
+    """Kill every process left in `directories` (bot cgroups) and remove them (the watchdog has
+    only the standard library: arena.match.cgroup does the same for the referee)."""
+    deadline = time.monotonic() + timeout_s
+    for directory in directories:  # a frozen task dies only once thawed
+        try:
+            with open(os.path.join(directory, "freezer.state"), "w") as f:
+                f.write("THAWED")
+        except OSError:
+            pass
+    while time.monotonic() < deadline:
+        alive = False
+        for directory in directories:
+            try:
+                with open(os.path.join(directory, "cgroup.procs")) as f:
+                    pids = [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                alive = True
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        if not alive:
+            break
+        time.sleep(0.01)
+    for directory in directories:
+        for _ in range(100):
+            try:
+                os.rmdir(directory)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
 
 
 if __name__ == "__main__":

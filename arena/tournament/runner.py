@@ -282,11 +282,11 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
 
 def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr) -> Tournament:
     """The tournament with its file and results directory hidden from sandboxed bots; prints one
-    line to `stream` when bots will NOT be isolated (sandbox = auto on a machine that cannot).
+    line to `stream` (or stderr) when bots will NOT be isolated (sandbox = auto on a machine that cannot).
     SandboxUnavailable (a ValueError, with the fix) for sandbox = on where bots cannot be isolated."""
     warning = sandbox.decide(tournament.limits.sandbox).warning()
-    if warning and stream is not None:
-        stream.write(warning + "\n")
+    if warning:  # even when quiet: running unisolated bots is never silent
+        (stream or sys.stderr).write(warning + "\n")
     hide = (*tournament.limits.hide, os.path.abspath(tournament.path), os.path.abspath(out))
     return dataclasses.replace(tournament, limits=dataclasses.replace(tournament.limits, hide=hide))
 
