@@ -268,7 +268,7 @@ def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_li
     from arena.tournament.standings import isolation_note
     from arena.tournament.store import StoredGame
     assert isolation_note([StoredGame("off", 0, record)]) == \
-        " Bots were NOT isolated in 1 of 1 games (none: sandbox = off)."
+        "; bots were NOT isolated in 1 of 1 games (none: sandbox = off)"
     assert got["read 0"].startswith("SUCCEEDED") and got["processes"].startswith("SUCCEEDED"), got
     assert got["log link"].startswith("SUCCEEDED")  # it could replace its log by a link...
     assert victim.read_text() == "keep me\n"  # ...but the referee never follows it

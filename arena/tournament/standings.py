@@ -235,13 +235,13 @@ def report(results_dir: str | Path, fmt: str = "simple") -> str:
 
 
 def isolation_note(games: Sequence[StoredGame]) -> str:
-    """" Bots were NOT isolated in N of M games (why)." when some games ran without the sandbox
+    """"'; bots were NOT isolated in N of M games (why)' when some games ran without the sandbox
     (records from before the sandbox, with no `isolation`, are not counted); else ""."""
     open_games = [g.record.isolation for g in games if g.record.isolation not in ("", "sandbox")]
     if not open_games:
         return ""
     why = "; ".join(sorted(set(open_games)))
-    return f" Bots were NOT isolated in {len(open_games)} of {len(games)} games ({why})."
+    return f"; bots were NOT isolated in {len(open_games)} of {len(games)} games ({why})"
 
 
 def publish(results_dir: str | Path) -> list[Path]:
