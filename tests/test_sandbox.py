@@ -130,8 +130,11 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
     needs_sandbox()
     needs_cgroups()
     honest = honest_bot(tmp_path / "honest")
-    tour_file = tmp_path / "sealed.toml"
-    results = tmp_path / "results"
+    course = tmp_path / "course"  # the attacker's own directory holds the tournament and its results
+    course.mkdir()
+    shutil.copy(ATTACKS, course / "attacks.py")
+    tour_file = course / "sealed.toml"
+    results = course / "results"
     db = results / "sealed" / DB_NAME
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
@@ -144,9 +147,10 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
             "limits": {"sandbox": "on", "memory_mb": 256, "processes": 64},
             "bots": [
                 {"name": "honest", "command": list(honest.command)},
-                {"name": "attack-all", "command": list(attacker(
+                {"name": "attack-all", "command": [str(course / "attacks.py") if a == str(ATTACKS) else a
+                                                    for a in attacker(
                     "all", read=targets, write=targets, pid=f"{os.getpid()},1",
-                    port=str(server.getsockname()[1]), victim=str(victim)).command)},
+                    port=str(server.getsockname()[1]), victim=str(victim)).command]},
                 {"name": "attack-memory", "command": list(attacker("memory").command)},
             ],
         }
