@@ -184,7 +184,7 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
     from arena.match.launcher import LaunchError, check_command
 
     try:
-        sandbox.decide(sandbox_mode)
+        isolation = sandbox.decide(sandbox_mode)
     except ValueError as exc:
         return [("", str(exc))]
     from arena.match.protocol import RefereeEndpoint
@@ -213,16 +213,17 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
         with RefereeEndpoint() as endpoint:
             for start in range(0, len(runnable), CHECK_BATCH):
                 problems += _hello_batch(endpoint, runnable[start:start + CHECK_BATCH], tmp / str(start),
-                                         timeout)
+                                         timeout, sandboxed=isolation.sandboxed)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     first = {names[0]: names for names in sharing.values()}
     return [(name, why) for bot, why in problems for name in first.get(bot, [bot])]
 
 
-def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
-                 timeout_s: float) -> list[tuple[str, str]]:
-    """Start `batch` at once, wait for each hello, say bye and stop them all: the problems seen."""
+def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: float,
+                 sandboxed: bool = False) -> list[tuple[str, str]]:
+    """Start `batch` at once (each in its sandbox, on a private socket of its own, when
+    `sandboxed`), wait for each hello, say bye and stop them all: the problems seen."""
     from arena.match.launcher import BotProcess
     from arena.match.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
 
@@ -232,8 +233,9 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
     identities: list[bytes] = []
     try:
         for k, (token, bot) in enumerate(tokens.items()):
-            process = BotProcess(bot.command, workdir / str(k))
             try:
+                process = BotProcess(bot.command, workdir / str(k), **_private_socket(endpoint, workdir, k)
+                                     if sandboxed else {})
                 process.start(endpoint.endpoint, token)
             except (OSError, ValueError) as exc:
                 problems.append((bot.name, f"cannot start {' '.join(bot.command)!r}: {exc}"))
@@ -270,6 +272,14 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
         for process in processes.values():
             process.stop(grace_s=0.2)
     return problems
+
+
+def _private_socket(endpoint: Any, workdir: Path, k: int) -> dict[str, Any]:
+    """A private ipc:// socket for check bot `k`, in a directory only this process can enter."""
+    directory = workdir.parent / "ipc"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    path = str(directory / f"{workdir.name}-{k}.sock")
+    return {"socket_path": path, "channel": endpoint.channel_name(endpoint.bind_private(path))}
 
 
 # --- the parent side ---
