@@ -185,14 +185,15 @@ class Players:
         self.limits = limits
         self.startup_timeout_s = startup_timeout_s
         self.on_external = on_external
-        self.isolation = sandbox.decide(limits.sandbox)
+        self.isolation = (sandbox.decide(limits.sandbox) if not all(spec.external for spec in specs)
+                          else sandbox.Isolation(False, "none: no bots"))
         self.endpoint = RefereeEndpoint()
         self.players = [Player(spec, workdir / f"bot{i}-{safe_name(spec.name)}")
                         for i, spec in enumerate(specs)]
         self.channels: dict[int, tuple[str, int]] = {}
         """Seat index -> (private socket path, channel) of each sandboxed bot."""
         self.ipc_dir: str | None = None
-        if self.isolation.sandboxed and not all(spec.external for spec in specs):
+        if self.isolation.sandboxed:
             self.ipc_dir = tempfile.mkdtemp(prefix="arena-ipc-")  # mode 0700
             for i, spec in enumerate(specs):
                 if not spec.external:
