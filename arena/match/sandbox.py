@@ -54,8 +54,6 @@ SDK_PACKAGES = ("bots", "rules", "arena")
 INSTALL_FIX = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 PROBE_TIMEOUT_S = 10.0
 
-_INTERPRETERS = ("python", "pypy", "java", "node", "ruby", "perl")
-
 
 class SandboxUnavailable(ValueError):
     """`sandbox = "on"` on a machine where bots cannot be isolated; the message gives the reason
