@@ -5,12 +5,15 @@ import os
 
 import pytest
 
+CI = os.environ.get("CI", "").lower() == "true"
+"""Under CI=true a missing compiler or library fails the test instead of skipping it."""
+
 
 def require(condition: object, reason: str) -> None:
-    """Skip the test when `condition` is false, saying why; under CI (CI=true) fail instead, so a
-    CI machine missing what a test needs (bubblewrap, a browser...) never passes by skipping."""
+    """Skip the calling test with `reason` unless `condition` holds; under CI=true, fail instead
+    (CI installs everything the tests need, so a skip there would hide a broken setup)."""
     if condition:
         return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true but {reason}")
+    if CI:
+        pytest.fail(f"CI=true but {reason}", pytrace=False)
     pytest.skip(reason)
