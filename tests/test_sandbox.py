@@ -166,7 +166,7 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
     assert {p: digest(p) for p in before} == before  # nothing read was changed, nothing deleted
     assert oct(db.stat().st_mode & 0o777) == "0o600" and oct(db.parent.stat().st_mode & 0o777) == "0o700"
     got = reports([r for r in records if "attack-all" in r.players], "attack-all")
-    assert len(got) >= 16, got
+    assert len(got) >= 17, got
     assert all(v.startswith("denied") for v in got.values()), got
     memory = reports([r for r in records if "attack-memory" in r.players], "attack-memory")
     assert all(v.startswith("denied") for v in memory.values()), memory
@@ -274,6 +274,7 @@ def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_li
     assert isolation_note([StoredGame("off", 0, record)]) == \
         "; bots were NOT isolated in 1 of 1 games (none: sandbox = off)"
     assert got["read 0"].startswith("SUCCEEDED") and got["processes"].startswith("SUCCEEDED"), got
+    assert got["other logs"].startswith("SUCCEEDED") and got["tokens"].startswith("SUCCEEDED"), got
     assert got["log link"].startswith("SUCCEEDED")  # it could replace its log by a link...
     assert victim.read_text() == "keep me\n"  # ...but the referee never follows it
     daemons = [p for p in tagged(0) if f"daemon-{TAG}" in _cmdline(p)]

@@ -12,10 +12,10 @@ raw protocol (BotClient), so nothing of the SDK helps or hinders it. Arguments a
   listen=N       a TCP port to listen on (the test tries to connect to it from the host)
   victim=P       a file its log is replaced by a link to
 Modes:
-  all        every attack above, plus: tokens in /proc/*/environ, other processes' command lines,
-             names resolved, an outside address reached, 300 processes started, a daemon left
-             behind (setsid, cleared environment, sleeping), a symbolic link in place of bot.log,
-             its user id (root or not)
+  all        every attack above, plus: other bots' logs, tokens in /proc/*/environ, other
+             processes' command lines, names resolved, an outside address reached, 300
+             processes started, a daemon left behind (setsid, cleared environment, sleeping), a
+             symbolic link in place of bot.log, its user id (root or not)
   memory     3 children that each touch 120 MiB (past a 256 MiB limit over the tree), and 300 MiB
              written to /dev/shm
   burner     a setsid child that burns CPU without end (to escape `suspend`)
@@ -55,6 +55,16 @@ def _write(path: str) -> str:
         f.write(b"owned")
     os.unlink(path)
     return f"overwrote and deleted {path}"
+
+
+def _logs() -> str | None:
+    """Other bots' logs where the referee keeps them (its working directories under /tmp)."""
+    import glob
+    mine = os.path.realpath("bot.log") if os.path.exists("bot.log") else ""
+    for path in glob.glob("/tmp/arena-*/*/bot.log") + glob.glob("/tmp/*/arena-*/*/bot.log"):
+        if os.path.realpath(path) != mine:
+            return _read(path)
+    return None
 
 
 def _tokens() -> str | None:
@@ -149,6 +159,7 @@ def attack_all(options: dict[str, str]) -> tuple[dict[str, str], list]:
         report[f"write {i}"] = _try("write", lambda p=path: _write(p))
     for i, pid in enumerate(p for p in options.get("pid", "").split(",") if p):
         report[f"signal {i}"] = _try("signal", lambda p=int(pid): _signal(p))
+    report["other logs"] = _try("logs", _logs)
     report["tokens"] = _try("tokens", _tokens)
     report["processes"] = _try("processes", _others)
     report["shadow"] = _try(
