@@ -177,7 +177,7 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
 
 # --- one match at a time: what can be watched from outside while it runs ---
 
-def test_a_sandboxed_bot_is_nobody_with_a_clean_environment_and_no_open_port(tmp_path):
+def test_a_sandboxed_bot_is_nobody_without_privileges_with_a_clean_environment_and_no_open_port(tmp_path):
     needs_sandbox()
     port = free_port()
     seen = []
@@ -188,7 +188,10 @@ def test_a_sandboxed_bot_is_nobody_with_a_clean_environment_and_no_open_port(tmp
         pids = [p for p in tagged(0) if "attacks.py" in _cmdline(p) and "bwrap" not in _cmdline(p)
                 and "setpriv" not in _cmdline(p)]
         status = Path(f"/proc/{pids[-1]}/status").read_text()
-        uid = int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields["Uid"].split()[1])  # the effective uid
+        assert fields["CapEff"].strip() == fields["CapPrm"].strip() == "0" * 16, status
+        assert fields["NoNewPrivs"].strip() == "1", status
         env = Path(f"/proc/{pids[-1]}/environ").read_bytes().split(b"\0")
         keys = sorted(item.split(b"=")[0].decode() for item in env if item)
         with socket.socket() as probe:
