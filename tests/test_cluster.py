@@ -213,6 +213,7 @@ def test_a_cancelled_match_stops_its_bots(tmp_path, client):
     """Dask cannot stop a running task: the match itself notices it was cancelled (an interrupted
     run, a client gone) and stops, rather than play on for nobody."""
     from arena.match.clock import TimeControl
+    from arena.match.limits import Limits
     from arena.match.spec import BotSpec, MatchSpec
     from arena.tournament import cluster
 
@@ -220,7 +221,8 @@ def test_a_cancelled_match_stops_its_bots(tmp_path, client):
     slow = ("sh", "-c", f"echo $$ >> {pids}; exec {sys.executable} {BROKEN} sleep 0.05")
     spec = MatchSpec("slow-vs-random", "domineering", (BotSpec("slow", slow),
                      BotSpec("random", (sys.executable, "-m", "bots", "random"))),
-                     TimeControl.parse("1"), game_numbers=tuple(range(40)), params={"rows": 8, "cols": 8})
+                     TimeControl.parse("1"), game_numbers=tuple(range(40)), params={"rows": 8, "cols": 8},
+                     limits=Limits(sandbox="off"))  # the bot writes its pid where this test reads it
     future = client.submit(cluster.run_match_task, spec, sys.executable, pure=False)
     deadline = time.monotonic() + 30
     while not pids.is_file() and time.monotonic() < deadline:

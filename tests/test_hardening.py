@@ -125,6 +125,7 @@ def test_submit_refuses_a_bot_whose_choose_raises_and_shows_its_traceback(tmp_pa
 def test_a_match_that_kills_its_worker_is_forfeited_by_the_bot_to_move(tmp_path):
     data = {"name": "killer", "game": "domineering", "time": "0.5", "games_per_pairing": 2,
             "games_per_task": 2, "params": PARAMS,
+            "limits": {"sandbox": "off"},  # a sandboxed bot cannot see, let alone kill, its worker
             "bots": [{"name": "killer", "command": [sys.executable, str(BROKEN), "killparent"]},
                      {"name": "random", "command": "random"}, {"name": "random2", "command": "random"}]}
     tour = tmod.from_dict(data, tmp_path / "killer.toml")

@@ -125,7 +125,7 @@ def test_the_referee_memory_is_measured_first(rss_at_start):
         (broken("hog"), HOG_LIMITS, Forfeit.CRASHED, "exited with code 1"),
         (broken("busy"), None, Forfeit.TIMEOUT, "no move for ply"),
         (broken("busy"), Limits(cpu_s=1), Forfeit.CRASHED, "killed by SIGXCPU"),
-        (broken("forker"), None, Forfeit.CRASHED, "exited with code 5"),
+        (broken("forker"), Limits(sandbox="off"), Forfeit.CRASHED, "exited with code 5"),  # markers
         (broken("spew"), None, Forfeit.TIMEOUT, "no move for ply"),
         (broken("crash"), None, Forfeit.CRASHED, "exited with code 3"),
         (broken("abort"), None, Forfeit.CRASHED, "killed by SIGABRT"),
@@ -205,7 +205,7 @@ def test_suspend_stops_the_bot_not_to_move_and_pinning_gives_each_bot_a_cpu():
             seen.append((move.seat, _state(waiting), os.sched_getaffinity(_process_of("broken.py")),
                          os.sched_getaffinity(_process_of("bots random"))))
 
-    limits = Limits(suspend=True, pin_cpus=True)
+    limits = Limits(suspend=True, pin_cpus=True, sandbox="off")  # SIGSTOP (the freezer: test_sandbox)
     record = run_match(match([sleeper, RANDOM], games=1), on_move=on_move, limits=limits)[0]
     assert record.forfeit is None
     cpus = sorted(os.sched_getaffinity(0))
@@ -223,8 +223,9 @@ def test_no_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
         from arena.match.referee import run_match
         forker = BotSpec("forker", {broken("forker", 1).command!r})
         random = BotSpec("random", {RANDOM.command!r})
+        from arena.match.limits import Limits
         spec = MatchSpec("k", "domineering", (forker, random), TimeControl(per_move=60.0), (0,),
-                         params={PARAMS!r})
+                         params={PARAMS!r}, limits=Limits(sandbox="off"))  # markers and watchdog
         run_match(spec, workdir=sys.argv[1])
     """)
     referee = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from arena import __version__
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.INFO if args.verbose == 1 else logging.DEBUG,
                             format="%(name)s: %(message)s")
+    os.umask(0o077)  # results, records, logs and tournament files: the staff's user's only
     return args.func(args)
 
 

@@ -2,19 +2,22 @@
 of the options several commands have (game parameters, clocks, two bots, a new run directory)."""
 from __future__ import annotations
 
+import argparse
 import functools
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from arena.match import sandbox
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
 from arena.match.spec import BotSpec, safe_name
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_OK", "MAX_RUN_DIRS", "BadInput",
-    "bot_specs", "error", "guard", "new_run_dir", "parse_clock", "parse_params", "safe_name",
+    "add_sandbox_option", "announce_isolation", "bot_specs", "error", "guard", "new_run_dir", "parse_clock",
+    "parse_params", "safe_name",
 ]
 
 EXIT_OK = 0
@@ -56,6 +59,21 @@ def guard(prefix: str, errors: tuple[type[BaseException], ...]) -> Callable[[Com
         return guarded
 
     return decorate
+
+
+def add_sandbox_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--sandbox auto|on|off` (docs/limits.md)."""
+    parser.add_argument("--sandbox", choices=sandbox.MODES, default="auto",
+                        help="isolate each bot (bubblewrap): auto = where this machine can (default), "
+                             "on = refuse to start otherwise, off = trusted bots only")
+
+
+def announce_isolation(mode: str, prefix: str) -> None:
+    """Before a run: one line on stderr when bots will NOT be isolated (auto on a machine that
+    cannot); SandboxUnavailable (a ValueError: one line, with the fix) for `on` where it cannot."""
+    warning = sandbox.decide(mode).warning()
+    if warning:
+        print(f"{prefix}: {warning}", file=sys.stderr)
 
 
 def parse_params(items: list[str]) -> dict[str, str]:

@@ -20,6 +20,8 @@ from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     BadInput,
+    add_sandbox_option,
+    announce_isolation,
     bot_specs,
     error,
     new_run_dir,
@@ -86,6 +88,7 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
                         help=f"memory per bot process, 0 for none (default {Limits.memory_mb})")
     limits.add_argument("--cpu-seconds", type=int, metavar="S", default=Limits.cpu_s,
                         help=f"CPU seconds per bot process, 0 for none (default {Limits.cpu_s})")
+    add_sandbox_option(limits)
     p.set_defaults(func=cmd_match)
 
 
@@ -121,7 +124,7 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
 def limits_of(args: argparse.Namespace) -> Limits:
     """The Limits of `arena match` options; BadInput names a bad value by its option."""
     table = {"pin_cpus": args.pin_cpus, "suspend": args.suspend, "memory_mb": args.memory,
-             "cpu_s": args.cpu_seconds}
+             "cpu_s": args.cpu_seconds, "sandbox": args.sandbox}
     try:
         return Limits.from_dict(table)
     except ValueError as exc:
@@ -132,6 +135,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     """`arena match`: play, print each result and the score, write the records."""
     try:
         spec, game = build_match(args)
+        announce_isolation(args.sandbox, PREFIX)
         directory = new_run_dir(Path(args.out) / "matches", args.game, [b.name for b in spec.bots],
                                 what="match directory")
     except (ValueError, OSError) as exc:  # BadInput, LaunchError, rules' and TimeControl's errors

@@ -17,6 +17,8 @@ import rules
 from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    add_sandbox_option,
+    announce_isolation,
     bot_specs,
     error,
     new_run_dir,
@@ -25,6 +27,7 @@ from arena.cli.common import (
 )
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
+from arena.match.limits import Limits
 from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec, params_text
@@ -44,6 +47,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="the seed sent to the bots (default 0)")
     p.add_argument("--out", default="results", metavar="DIR",
                    help="the game is recorded under DIR/play/ or DIR/watch/ (default results)")
+    add_sandbox_option(p)
 
 
 def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
@@ -114,11 +118,14 @@ def cmd_play(args: argparse.Namespace) -> int:
             person = BotSpec(name, (), external=True, time_control=mine)
             bots = [person, bot] if args.seat == 0 else [bot, person]
         bot_clock = parse_clock(args.bot_time, TimeControl.for_game(args.game))
+        if args.bot is not None:
+            announce_isolation(args.sandbox, "arena play")
         directory = new_run_dir(Path(args.out) / "play", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("play", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=(bots[0], bots[1]), time_control=bot_clock,
-                     game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
+                     game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start,
+                     limits=Limits(sandbox=args.sandbox))
     clocks = ", ".join(f"{b.name} {screen.describe_clock(b.time_control or bot_clock)}" for b in bots)
     print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
                                  f"(seat 0) vs {bots[1].name} (seat 1); clocks: {clocks}"))
@@ -155,11 +162,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
         game, start = _setup(args)
         clock = parse_clock(args.time, TimeControl.for_game(args.game))
         bots = bot_specs(args.bot_a, args.bot_b)
+        announce_isolation(args.sandbox, "arena watch")
         directory = new_run_dir(Path(args.out) / "watch", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:
         return _error("watch", exc)
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=bots, time_control=clock,
-                     game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start)
+                     game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start,
+                     limits=Limits(sandbox=args.sandbox))
     print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
                                  f"(seat 0) vs {bots[1].name} (seat 1), {screen.describe_clock(clock)}"))
     try:

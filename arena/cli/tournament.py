@@ -362,25 +362,44 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: int) -> str | None:
-    """Play `games` games of the tournament's game and clock against the random bot; None if the
-    bot said hello and answered every turn with a legal move in time without an error of its own
-    (an exception in choose() that the SDK answered for it), else why not, with the bot's own
-    error: the traceback it sent, or the last lines it printed."""
+    """Play `games` games of the tournament's game and clock against the random bot, in the
+    tournament's limits and sandbox (so a bot that needs a file outside its directory, or the
+    network, is refused now rather than forfeited later); None if the bot said hello and answered
+    every turn with a legal move in time without an error of its own (an exception in choose()
+    that the SDK answered for it), else why not, with the bot's own error: the traceback it sent,
+    or the last lines it printed."""
+    import dataclasses
+    import tempfile
+
     from arena.match.launcher import resolve_command
     from arena.match.referee import run_match
     from arena.match.spec import BotSpec, MatchSpec
 
     opponent = f"{SUBMIT_OPPONENT}-opponent" if name == SUBMIT_OPPONENT else SUBMIT_OPPONENT
+    hide = (*tour.limits.hide, str(tour.path.resolve()), str(tour.results_dir().resolve()))
     spec = MatchSpec(
         match_id=f"submit-{name}", game=tour.game,
         bots=(BotSpec(name, tuple(argv)), BotSpec(opponent, resolve_command(SUBMIT_OPPONENT))),
         time_control=tour.time_control, game_numbers=tuple(range(games)), params=dict(tour.params),
-        seed=tour.seed,
+        seed=tour.seed, limits=dataclasses.replace(tour.limits, hide=hide),
     )
-    try:
-        records = run_match(spec)
-    except Exception as exc:  # the referee should not fail; if it does, the bot is not admitted
-        return f"the check match failed: {type(exc).__name__}: {exc}"
+    with tempfile.TemporaryDirectory(prefix="arena-submit-") as work:
+        try:
+            records = run_match(spec, workdir=work)
+        except ValueError as exc:  # e.g. sandbox = on where bots cannot be isolated
+            return str(exc)
+        except Exception as exc:  # the referee should not fail; if it does, the bot is not admitted
+            return f"the check match failed: {type(exc).__name__}: {exc}"
+        reason = _check_records(records, name, games)
+        if reason is None:
+            return None
+        where = " (checked in the sandbox: docs/limits.md says what a bot may use)" \
+            if records and records[0].isolation == "sandbox" else ""
+        first, newline, rest = reason.partition("\n")
+        return first + where + newline + rest
+
+
+def _check_records(records: list, name: str, games: int) -> str | None:
     if len(records) != games:
         return f"the check match ended after {len(records)} of {games} games"
     for record in records:

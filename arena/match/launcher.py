@@ -9,6 +9,7 @@ file under a size cap.
 """
 from __future__ import annotations
 
+import errno
 import functools
 import importlib.util
 import json
@@ -23,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.match import interpreters
+from arena.match import interpreters, sandbox
+from arena.match.cgroup import Cgroup, CgroupError
 from arena.match.interpreters import Word
 from arena.match.limits import (
     MARKER_ENV,
@@ -235,11 +237,20 @@ class BotProcess:
     `watchdog`: the match's watchdog, told about the process when it starts and when it is stopped,
     so the bot dies with the referee. `cpu_slot`: which of the allowed CPUs (taken in turn) the bot
     is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say.
+
+    `socket_path` (with `channel`, the name its connections get from the referee's endpoint):
+    the bot runs sandboxed (arena/match/sandbox.py), in a cgroup of its own where the machine
+    allows one (arena/match/cgroup.py), and reaches the referee only through that private socket.
+    Its log then lies outside anything it can see. `private`: that socket's owner (with `channel`
+    and `close()`, arena.match.protocol.PrivateSocket), closed when the bot is stopped: the socket
+    lives as long as the process.
     """
 
     def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int | None = None,
                  limits: Limits | None = None, cpu: int | None = None, *,
-                 cpu_slot: int | None = None, watchdog: Watchdog | None = None) -> None:
+                 cpu_slot: int | None = None, watchdog: Watchdog | None = None,
+                 socket_path: str | None = None, channel: str | None = None,
+                 private: Any = None) -> None:
         self.command = tuple(command)
         self.workdir = Path(workdir)
         self.log_path = self.workdir / LOG_NAME
@@ -252,7 +263,16 @@ class BotProcess:
         self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
         """Inherited by every process of this bot (MARKER_ENV): how its escaped children are found."""
         self.suspended = False
+        self.socket_path = socket_path
+        self.channel = channel
+        self.private = private
+        self.cgroup: Cgroup | None = None
+        """The bot's cgroup while it runs sandboxed (None: rlimits only)."""
         self._process: subprocess.Popen | None = None
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.socket_path is not None
 
     def __enter__(self) -> BotProcess:
         return self
@@ -266,22 +286,48 @@ class BotProcess:
 
     def start(self, endpoint: str, token: str) -> None:
         """Launch the command in a new session; OSError if it cannot be executed."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "ab") as log_file:  # O_APPEND: the cap can cut the file under it
+        self.workdir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.sandboxed:
+            if shutil.which(self.command[0]) is None:  # as Popen says it without a sandbox
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self.command[0])
+            try:
+                self.cgroup = Cgroup.create(_mib(self.limits.memory_mb), self.limits.processes)
+            except CgroupError:
+                self.cgroup = None  # rlimits only, as without the sandbox
+        # O_APPEND: the cap can cut the file under it; O_NOFOLLOW: a link put in its place by a
+        # bot never makes the referee write elsewhere
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(self.log_path, flags, 0o600)
+        try:
             self._process = subprocess.Popen(
                 stdin=subprocess.DEVNULL,
-                stdout=log_file,
+                stdout=fd,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
                 **self.launch_args(endpoint, token),
             )
+        except BaseException:
+            self._remove_cgroup()
+            raise
+        finally:
+            os.close(fd)
         if self.watchdog is not None:
             self.watchdog.register(self._process.pid, self.marker)
+            if self.cgroup is not None:
+                self.watchdog.register_cgroup([str(d) for d in self.cgroup.dirs.values()])
 
     def launch_args(self, endpoint: str, token: str) -> dict[str, Any]:
         """How the bot is started: the argv, working directory, environment and the function run in
         the child before exec (its limits). The one place a sandbox wraps the command."""
+        if self.sandboxed:
+            argv = sandbox.bwrap_argv(
+                self.command, self.socket_path, workdir_mb=self.limits.file_mb or 64,  # type: ignore[arg-type]
+                read=self.limits.read, hide=(*self.limits.hide, str(self.workdir.parent)),
+                new_session=self.cgroup is not None)
+            join = self.cgroup.join_in_child if self.cgroup is not None else None
+            return {"args": argv, "cwd": self.workdir, "env": sandbox.bot_env(self.command, token),
+                    "preexec_fn": self.limits.preexec(self.cpu, join=join)}
         env = dict(os.environ)
         env[ENDPOINT_ENV] = endpoint
         env[TOKEN_ENV] = token
@@ -292,7 +338,10 @@ class BotProcess:
                 "preexec_fn": self.limits.preexec(self.cpu)}
 
     def owns_connection(self, peer: tuple[str, int], server_port: int) -> bool:
-        """True if one of this bot's processes holds the client socket of `peer` -> `server_port`."""
+        """True if one of this bot's processes holds the client socket of `peer` -> `server_port`
+        (for a sandboxed bot: if `peer` came on its private socket)."""
+        if self.sandboxed:
+            return peer[0] == self.channel
         return connection_owner(peer, server_port, {self.marker: True}) is not None
 
     def exit_status(self) -> str | None:
@@ -300,46 +349,80 @@ class BotProcess:
         SIGSEGV"). The process is not reaped, so its group id stays valid for `stop()`."""
         if self._process is None:
             return "never started"
-        if self._process.returncode is not None:
-            return _describe_returncode(self._process.returncode)
-        try:
-            info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return _describe_returncode(self._process.poll())
-        if info is None or info.si_pid == 0:
+        code = self._process.returncode
+        if code is None:
+            try:
+                info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                code = self._process.poll()
+            else:
+                if info is None or info.si_pid == 0:
+                    return None
+                if info.si_code == os.CLD_EXITED:
+                    return self._exited(info.si_status)
+                return f"killed by {_signal_name(info.si_status)}"
+        if code is None:
             return None
-        if info.si_code == os.CLD_EXITED:
-            return f"exited with code {info.si_status}"
-        return f"killed by {_signal_name(info.si_status)}"
+        return self._exited(code) if code >= 0 else _describe_returncode(code)
+
+    def _exited(self, code: int) -> str:
+        """How the bot ended, from its exit code (bwrap exits with 128 + the signal that killed the
+        bot); says so when the kernel killed it for going over its memory limit."""
+        if self.sandboxed and 128 < code < 128 + 65:
+            text = f"killed by {_signal_name(code - 128)}"
+        else:
+            text = f"exited with code {code}"
+        if self.cgroup is not None and self.cgroup.oom_kills():
+            text += f" (over the {self.limits.memory_mb} MiB memory limit)"
+        return text
 
     def stop(self, grace_s: float = 0.0) -> None:
-        """Wait up to `grace_s` for the bot to exit by itself, then kill its whole process group."""
+        """Wait up to `grace_s` for the bot to exit by itself, then kill its whole process group
+        (and close its private socket)."""
         process = self._process
         if process is None:
+            if self.private is not None:
+                self.private.close()
             return
         if self.suspended:
             self.resume()
         deadline = time.monotonic() + grace_s
         while self.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.005)
+        if self.cgroup is not None:
+            self.cgroup.kill()  # every process of the bot, whatever session or environment
         kill_marked(self.marker, process.pid)  # the group, then children that left it
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             pass
+        self._remove_cgroup()
         if self.watchdog is not None:  # reaped: its group number may be reused
             self.watchdog.forget(process.pid)
+        if self.private is not None:
+            self.private.close()
+
+    def _remove_cgroup(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def suspend(self) -> None:
-        """Stop the bot's process group (SIGSTOP): it cannot think on its opponent's time."""
+        """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):
+        it cannot think on its opponent's time."""
         if self._process is not None and not self.suspended and self._process.returncode is None:
-            signal_group(self._process.pid, signal.SIGSTOP)
+            if self.cgroup is not None:
+                self.cgroup.freeze()
+            else:
+                signal_group(self._process.pid, signal.SIGSTOP)
             self.suspended = True
 
     def resume(self) -> None:
-        """Let a suspended bot run again (SIGCONT to its process group)."""
+        """Let a suspended bot run again."""
         if self._process is not None and self.suspended:
-            signal_group(self._process.pid, signal.SIGCONT)
+            if self.cgroup is not None:
+                self.cgroup.thaw()
+            else:
+                signal_group(self._process.pid, signal.SIGCONT)
             self.suspended = False
 
     # --- the log file ---
@@ -352,7 +435,7 @@ class BotProcess:
     def read_log(self, offset: int, max_chars: int) -> str:
         """What the bot wrote since `offset` (the last `max_chars` characters of it)."""
         try:
-            with open(self.log_path, "rb") as f:
+            with _open_nofollow(self.log_path, os.O_RDONLY, "rb") as f:
                 size = f.seek(0, os.SEEK_END)
                 start = offset if offset <= size else 0
                 start = max(start, size - 4 * max_chars)
@@ -368,7 +451,7 @@ class BotProcess:
         if self.log_size() <= self.log_cap:
             return False
         try:
-            with open(self.log_path, "r+b") as f:
+            with _open_nofollow(self.log_path, os.O_RDWR, "r+b") as f:
                 f.seek(-(self.log_cap // 2), os.SEEK_END)
                 tail = f.read()
                 f.seek(0)
@@ -377,6 +460,15 @@ class BotProcess:
         except OSError:
             return False
         return True
+
+
+def _open_nofollow(path: Path, flags: int, mode: str) -> Any:
+    """Open the log file, refusing a symbolic link put in its place."""
+    return os.fdopen(os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC), mode)
+
+
+def _mib(value: int | None) -> int | None:
+    return None if value is None else value << 20
 
 
 def _signal_name(number: int) -> str:

@@ -78,6 +78,14 @@ class Limits:
     """Stop a bot's process group (SIGSTOP) while its opponent thinks; SIGCONT when its turn is sent."""
     restart_on_forfeit: bool = True
     """Kill a bot that forfeited (it may still be computing) and start it afresh for the next game."""
+    sandbox: str = "auto"
+    """Isolate each bot (arena/match/sandbox.py): "auto" where the machine can (else say why bots
+    are NOT isolated), "on" (refuse to run without isolation), "off" (trusted bots only)."""
+    read: tuple[str, ...] = ()
+    """Extra host paths every sandboxed bot may read (read-only), e.g. a shared opening book."""
+    hide: tuple[str, ...] = ()
+    """Host paths no sandboxed bot may see even inside a directory it may read; the tournament
+    runner adds its tournament file and results directory."""
 
     def __post_init__(self) -> None:
         for name in ("memory_mb", "cpu_s", "file_mb", "processes"):
@@ -91,12 +99,19 @@ class Limits:
         for name in ("pin_cpus", "suspend", "restart_on_forfeit"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"limit {name} must be true or false, got {getattr(self, name)!r}")
+        if self.sandbox not in ("auto", "on", "off"):
+            raise ValueError(f"limit sandbox must be 'auto', 'on' or 'off', got {self.sandbox!r}")
+        for name in ("read", "hide"):
+            paths = getattr(self, name)
+            if isinstance(paths, str) or not all(isinstance(p, str) and p for p in paths):
+                raise ValueError(f"limit {name} must be a list of paths, got {paths!r}")
+            object.__setattr__(self, name, tuple(paths))
 
     @classmethod
     def from_dict(cls, table: dict[str, Any]) -> Limits:
         """Limits from a TOML `[limits]` table; ValueError names an unknown key or a bad value.
         A limit set to 0 or false (for the numeric ones) means none."""
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"hide"}  # hide: set by the runner, not the file
         unknown = sorted(set(table) - known)
         if unknown:
             raise ValueError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
@@ -110,8 +125,9 @@ class Limits:
     def log_bytes(self) -> int:
         return int(self.log_mb * MIB)
 
-    def rlimits(self) -> list[tuple[int, int, int]]:
-        """(resource, soft, hard) for the child; the process count is relative to the user's."""
+    def rlimits(self, nproc: bool = True) -> list[tuple[int, int, int]]:
+        """(resource, soft, hard) for the child; the process count is relative to the user's
+        (left out with `nproc=False`, when a cgroup counts the bot's processes instead)."""
         out = [(resource.RLIMIT_CORE, 0, 0)]
         if self.memory_mb is not None:
             kind = resource.RLIMIT_DATA if self.memory_kind == "data" else resource.RLIMIT_AS
@@ -120,19 +136,22 @@ class Limits:
             out.append((resource.RLIMIT_CPU, self.cpu_s, self.cpu_s + 5))
         if self.file_mb is not None:
             out.append((resource.RLIMIT_FSIZE, self.file_mb * MIB, self.file_mb * MIB))
-        if self.processes is not None:
+        if self.processes is not None and nproc:
             n = user_tasks() + self.processes
             out.append((resource.RLIMIT_NPROC, n, n))
         return out
 
-    def preexec(self, cpu: int | None = None) -> Any:
+    def preexec(self, cpu: int | None = None, join: Any = None) -> Any:
         """A function for subprocess.Popen(preexec_fn=...): everything computed before the fork,
-        the child only makes system calls."""
-        limits = self.rlimits()
+        the child only makes system calls. `join()`, when given, runs first (e.g. entering the
+        bot's cgroup, which then counts its processes instead of RLIMIT_NPROC)."""
+        limits = self.rlimits(nproc=join is None)
         parent = os.getpid()
         prctl = _prctl
 
         def in_child() -> None:
+            if join is not None:
+                join()
             if prctl is not None:
                 prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
                 if os.getppid() != parent:  # the referee died before the prctl
@@ -324,6 +343,11 @@ class Watchdog:
     def register(self, pgid: int | None, marker: str) -> None:
         self._write(f"pgid {pgid}\nmarker {marker}\n" if pgid else f"marker {marker}\n")
 
+    def register_cgroup(self, directories: list[str]) -> None:
+        """A sandboxed bot's cgroup: if the referee dies, its processes are killed and its
+        directories removed (a cgroup the referee removed itself is simply gone by then)."""
+        self._write("".join(f"cgroup {d}\n" for d in directories))
+
     def forget(self, pgid: int | None) -> None:
         """The group `pgid` was killed and its leader reaped: its number may be reused, drop it."""
         if pgid:
@@ -360,6 +384,7 @@ def _watch() -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     groups: list[int] = []
     markers: list[str] = []
+    cgroups: list[str] = []
     for line in sys.stdin.buffer:
         kind, _, value = line.decode("utf-8", "replace").strip().partition(" ")
         if kind == "pgid" and value.isdigit():
@@ -368,11 +393,52 @@ def _watch() -> int:
             groups.remove(int(value))
         elif kind == "marker" and value:
             markers.append(value)
+        elif kind == "cgroup" and value.startswith("/sys/fs/cgroup/"):
+            cgroups.append(value)
     for pgid in groups:
         signal_group(pgid, signal.SIGKILL)
     for marker in markers:
         kill_marked(marker, timeout_s=5.0)
+    _sweep_cgroups(cgroups)
     return 0
+
+
+def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
+    """Kill every process left in `directories` (bot cgroups) and remove them (the watchdog has
+    only the standard library: arena.match.cgroup does the same for the referee)."""
+    deadline = time.monotonic() + timeout_s
+    for directory in directories:  # a frozen task dies only once thawed
+        try:
+            with open(os.path.join(directory, "freezer.state"), "w") as f:
+                f.write("THAWED")
+        except OSError:
+            pass
+    while time.monotonic() < deadline:
+        alive = False
+        for directory in directories:
+            try:
+                with open(os.path.join(directory, "cgroup.procs")) as f:
+                    pids = [int(p) for p in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                alive = True
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        if not alive:
+            break
+        time.sleep(0.01)
+    for directory in directories:
+        for _ in range(100):
+            try:
+                os.rmdir(directory)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
+import shutil
+import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -18,6 +20,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.match import sandbox
 from arena.match.launcher import BotProcess, PlayerProcess
 from arena.match.limits import Limits, Watchdog
 from arena.match.protocol import (
@@ -25,6 +28,7 @@ from arena.match.protocol import (
     HELLO,
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
+    PrivateSocket,
     ProtocolError,
     RefereeEndpoint,
     decode_bot_message,
@@ -203,6 +207,13 @@ class Players:
     `players[i]` plays `specs[i]`, in a working directory under `workdir`. Every bot process is
     registered with one `Watchdog`, so none outlives the referee. `receive` hands over what a ready
     player sent; a hello binds a player, other messages from an unknown peer are noted.
+
+    When the bots are sandboxed (`isolation`, decided from `limits.sandbox`), each bot process gets
+    its own `ipc://` socket (`PrivateSocket`) in a directory only the referee can enter (the
+    match's, or the hub's), bind-mounted into that bot's sandbox: a hello counts only on the socket
+    of the token's process, so a stolen token is useless. The socket lives as long as the process,
+    which a hub may keep for later matches in any seat.
+    SandboxUnavailable (a ValueError) for `sandbox = "on"` where bots cannot be isolated.
     """
 
     def __init__(self, specs: tuple[BotSpec, ...], workdir: Path, limits: Limits,
@@ -212,9 +223,13 @@ class Players:
         self.on_external = on_external
         self.hub = hub
         """Where the bots come from and go back to between matches (arena.match.reuse), or None."""
+        self.isolation = (sandbox.decide(limits.sandbox) if not all(spec.external for spec in specs)
+                          else sandbox.Isolation(False, "none: no bots"))
         self.endpoint = hub.endpoint if hub is not None else RefereeEndpoint()
         self.players = [Player(spec, workdir / f"bot{i}-{safe_name(spec.name)}")
                         for i, spec in enumerate(specs)]
+        self.ipc_dir: str | None = None
+        """The 0700 directory of this match's private sockets (with a hub: the hub's, see `_private_dir`)."""
         self.by_identity: dict[bytes, Player] = {}
         self.peers: dict[tuple[str, int], tuple[Player, PlayerProcess]] = {}
         """Each connection to the referee's socket -> the player and its process that opened it."""
@@ -241,16 +256,37 @@ class Players:
         """The process that plays `player`: its bot's, or the stand-in of an external player."""
         if player.spec.external:
             return _External(self.on_external, player.name)  # type: ignore[arg-type]
+        private = self._bind_private() if self.isolation.sandboxed else None
         return BotProcess(player.spec.command, player.workdir, limits=self.limits,
-                          cpu_slot=self.players.index(player), watchdog=self.watchdog)
+                          cpu_slot=self.players.index(player), watchdog=self.watchdog,
+                          socket_path=private.path if private else None,
+                          channel=self.endpoint.channel_name(private.channel) if private else None,
+                          private=private)
+
+    def _bind_private(self) -> PrivateSocket:
+        """A new private socket for one bot process, in a directory only the referee can enter."""
+        if self.hub is not None:
+            directory = self.hub.private_dir()
+        else:
+            if self.ipc_dir is None:
+                self.ipc_dir = tempfile.mkdtemp(prefix="arena-ipc-")  # mode 0700
+            directory = self.ipc_dir
+        path = f"{directory}/{secrets.token_hex(6)}.sock"
+        return PrivateSocket(self.endpoint, path)
+
+    @staticmethod
+    def _channel(player: Player) -> int:
+        """The channel `player`'s hello must come on: its process's private socket's, else TCP's (0)."""
+        private = getattr(player.process, "private", None)
+        return private.channel if private is not None else 0
 
     def start(self, players: list[Player]) -> None:
         """(Re)start `players` and wait for their hellos; one that cannot play gets a failure."""
         for player in players:
-            player.stop()
             if player.identity is not None:
                 self.by_identity.pop(player.identity, None)
                 self.endpoint.unbind(player.identity)
+            player.stop()
             player.start(self._process_for(player), self.endpoint.endpoint)
             self.started += 0 if player.spec.external else 1
         if self.hub is not None:
@@ -300,6 +336,10 @@ class Players:
         token = message["token"].encode("utf-8", "replace")
         for player in waiting:
             if hmac.compare_digest(token, player.token.encode()):
+                if self.endpoint.channel_of(identity) != self._channel(player):
+                    player.notes.append("a hello with its token from another socket than its own")
+                    log.info("%s: hello with its token on a foreign socket dropped", player.name)
+                    return
                 if message["protocol"] != PROTOCOL_VERSION:
                     player.fail(Forfeit.MALFORMED_MESSAGE, f"hello for protocol {message['protocol']}; "
                                 f"this referee speaks protocol {PROTOCOL_VERSION}")
@@ -387,3 +427,5 @@ class Players:
                 player.stop()
             self.watchdog.close()
             self.endpoint.close()
+            if self.ipc_dir is not None:
+                shutil.rmtree(self.ipc_dir, ignore_errors=True)

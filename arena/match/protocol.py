@@ -45,6 +45,9 @@ with frames of at most MAX_MESSAGE_BYTES, what one connection can make the refer
 MAX_UNBOUND_PEERS = 4096
 """Connections without a hello the endpoint remembers (to drop their later frames unread); the
 oldest is forgotten beyond this."""
+MAX_PRIVATE_CHANNELS = 255
+"""Private `ipc://` sockets one endpoint holds open at once (a channel is one byte of an identity;
+the numbers of closed ones are reused)."""
 
 LINGER_MS = 0
 """Pending messages are dropped at close: a finished match never waits for a dead peer."""
@@ -166,11 +169,17 @@ def _timeout_ms(seconds: float | None) -> int | None:
 
 
 class RefereeEndpoint:
-    """The referee's ROUTER socket on a random loopback port. Use as a context manager.
+    """The referee's ROUTER socket on a random loopback port, plus one private `ipc://` ROUTER per
+    sandboxed bot (`bind_private`, closed again with `unbind_private`). Use as a context manager.
 
-    With `monitor` (the default) the socket's connections are watched: `accepted` and `dropped`
-    collect the (host, port) of each peer connection opened and closed (ZeroMQ closes one that
-    sends a frame over `max_message_bytes`); the owner takes them with `take_events()`.
+    Identities handed out by `receive` start with the channel byte (0: the TCP socket, k: a
+    private socket), so a peer can never pose as a connection of another channel, and
+    `channel_of(identity)` says where a message came in.
+
+    With `monitor` (the default) the sockets' connections are watched: `accepted` and `dropped`
+    collect each peer connection opened and closed (ZeroMQ closes one that sends a frame over
+    `max_message_bytes`), as (host, port) for TCP and (channel name, descriptor) for a private
+    socket; the owner takes them with `take_events()`.
 
     A connection is unbound until the owner calls `bind(identity)` (after a valid hello): its first
     frame is delivered only if it is at most HELLO_MAX_BYTES, and every later frame of an unbound
@@ -181,16 +190,19 @@ class RefereeEndpoint:
     def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES,
                  monitor: bool = True) -> None:
         self._context = zmq.Context()
-        self._socket = self._context.socket(zmq.ROUTER)
-        self._socket.setsockopt(zmq.LINGER, LINGER_MS)
-        self._socket.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-        self._socket.setsockopt(zmq.RCVHWM, RECEIVE_HWM)
+        self._max_message_bytes = max_message_bytes
+        self._socket = self._router()
         self.port = self._socket.bind_to_random_port(f"tcp://{host}")
         self.endpoint = f"tcp://{host}:{self.port}"
         self._debug = log.isEnabledFor(logging.DEBUG)
-        self._monitor = None
-        self._poller = None
-        self._peers: dict[int, tuple[str, int]] = {}
+        self._sockets: dict[int, zmq.Socket] = {0: self._socket}
+        """Each open channel -> its socket (0: TCP; a closed private channel's number is reused)."""
+        self._monitors: dict[zmq.Socket, int] = {}
+        """Each monitor socket -> the channel it watches."""
+        self._poller = zmq.Poller()
+        self._poller.register(self._socket, zmq.POLLIN)
+        self._monitoring = monitor
+        self._peers: dict[tuple[int, int], tuple[str, int]] = {}
         self.accepted: list[tuple[str, int]] = []
         self.dropped: list[tuple[str, int]] = []
         self._bound: set[bytes] = set()
@@ -198,10 +210,76 @@ class RefereeEndpoint:
         self.unbound_dropped = 0
         """Frames of unbound connections dropped unread (over the hello size, or not the first)."""
         if monitor:
-            self._monitor = self._socket.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
-            self._poller = zmq.Poller()
-            self._poller.register(self._socket, zmq.POLLIN)
-            self._poller.register(self._monitor, zmq.POLLIN)
+            self._watch(self._socket, 0)
+
+    def _router(self) -> zmq.Socket:
+        sock = self._context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, LINGER_MS)
+        sock.setsockopt(zmq.MAXMSGSIZE, self._max_message_bytes)
+        sock.setsockopt(zmq.RCVHWM, RECEIVE_HWM)
+        return sock
+
+    def _watch(self, sock: zmq.Socket, channel: int) -> None:
+        monitor = sock.get_monitor_socket(zmq.EVENT_ACCEPTED | zmq.EVENT_DISCONNECTED)
+        self._monitors[monitor] = channel
+        self._poller.register(monitor, zmq.POLLIN)
+
+    def bind_private(self, path: str) -> int:
+        """Bind one more ROUTER on `ipc://path` (in a directory only the referee can enter, made
+        connectable by the bot's user once bind-mounted into its sandbox) and return its channel."""
+        channel = next((k for k in range(1, MAX_PRIVATE_CHANNELS + 1) if k not in self._sockets), None)
+        if channel is None:
+            raise ValueError(f"more than {MAX_PRIVATE_CHANNELS} private sockets open at once")
+        sock = self._router()
+        try:
+            sock.bind(f"ipc://{path}")
+            os.chmod(path, 0o666)  # the bot may run as another user; the directory guards it
+        except (zmq.ZMQError, OSError):
+            sock.close(linger=LINGER_MS)
+            raise
+        self._sockets[channel] = sock
+        self._poller.register(sock, zmq.POLLIN)
+        if self._monitoring:
+            self._watch(sock, channel)
+        return channel
+
+    def unbind_private(self, channel: int) -> None:
+        """Close the private socket of `channel` (its bot was stopped for good), forget its peers
+        and free the channel's number; an unknown or closed channel is ignored."""
+        sock = self._sockets.get(channel) if channel > 0 else None
+        if sock is None:
+            return
+        del self._sockets[channel]
+        self._poller.unregister(sock)
+        for monitor in [m for m, c in self._monitors.items() if c == channel]:
+            try:
+                sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._poller.unregister(monitor)
+            monitor.close(linger=LINGER_MS)
+            del self._monitors[monitor]
+        sock.close(linger=LINGER_MS)
+        self._bound = {i for i in self._bound if self.channel_of(i) != channel}
+        for identity in [i for i in self._unbound if self.channel_of(i) == channel]:
+            del self._unbound[identity]
+        for key in [k for k in self._peers if k[0] == channel]:
+            self.dropped.append(self._peers.pop(key))
+
+    @property
+    def private_channels(self) -> int:
+        """How many private sockets are open."""
+        return len(self._sockets) - 1
+
+    @staticmethod
+    def channel_of(identity: bytes) -> int:
+        """The channel (0: TCP, k: a private socket) a peer's identity belongs to."""
+        return identity[0] if identity else -1
+
+    @staticmethod
+    def channel_name(channel: int) -> str:
+        """How a private channel's connections are named in `accepted`/`dropped`."""
+        return f"ipc-channel-{channel}"
 
     def bind(self, identity: bytes) -> None:
         """`identity` said a valid hello: deliver all its frames from now on."""
@@ -234,43 +312,52 @@ class RefereeEndpoint:
         return True
 
     def take_events(self) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-        """The peers (host, port) connected and disconnected since the last call."""
+        """The peers connected and disconnected since the last call."""
         accepted, dropped = self.accepted, self.dropped
         self.accepted, self.dropped = [], []
         return accepted, dropped
 
-    def _on_monitor_events(self) -> None:
+    def _on_monitor_events(self, monitor: zmq.Socket) -> None:
+        channel = self._monitors[monitor]
         while True:
             try:
-                frames = self._monitor.recv_multipart(zmq.NOBLOCK)  # type: ignore[union-attr]
+                frames = monitor.recv_multipart(zmq.NOBLOCK)
             except zmq.Again:
                 return
             event, fd = struct.unpack("=HI", frames[0][:6])
             if event == zmq.EVENT_ACCEPTED:
-                try:
-                    with socket.socket(fileno=os.dup(fd)) as sock:
-                        peer = sock.getpeername()[:2]
-                except OSError:
-                    continue
-                self._peers[fd] = peer
+                if channel:
+                    peer = (self.channel_name(channel), fd)
+                else:
+                    try:
+                        with socket.socket(fileno=os.dup(fd)) as sock:
+                            peer = sock.getpeername()[:2]
+                    except OSError:
+                        continue
+                self._peers[(channel, fd)] = peer
                 self.accepted.append(peer)
-            elif event == zmq.EVENT_DISCONNECTED and fd in self._peers:
-                self.dropped.append(self._peers.pop(fd))
+            elif event == zmq.EVENT_DISCONNECTED and (channel, fd) in self._peers:
+                self.dropped.append(self._peers.pop((channel, fd)))
 
     def send(self, identity: bytes, message: dict[str, Any]) -> None:
         """Queue `message` for the peer `identity`; a gone or stalled peer loses it silently."""
         frame = encode(message)
         if self._debug:
             log.debug(">> %r %r", identity, message)
+        sock = self._sockets.get(self.channel_of(identity))
+        if sock is None:
+            return
         try:
-            self._socket.send_multipart((identity, frame), zmq.NOBLOCK)
+            sock.send_multipart((identity[1:], frame), zmq.NOBLOCK)
         except zmq.Again:
             log.info("peer %r is not reading: %s message dropped", identity, message.get("type"))
 
     def receive(self, timeout_s: float) -> tuple[bytes, bytes | None] | None:
         """Wait at most `timeout_s` for one message: (identity, frame), None on timeout.
 
-        The frame is None when the peer sent a multi-frame message (invalid in v1).
+        The frame is None when the peer sent a multi-frame message (invalid in v1). Connections
+        opened and closed are noted on the way (see take_events); frames of unbound connections
+        are dropped as the class docstring says.
         """
         deadline = time.monotonic() + timeout_s
         while True:
@@ -282,35 +369,38 @@ class RefereeEndpoint:
 
     def _receive_one(self, deadline: float) -> tuple[bytes, bytes | None] | None | bool:
         """One message by `deadline`, None on timeout, False for a frame dropped unread."""
-        if self._poller is None:
-            if not self._socket.poll(_timeout_ms(deadline - time.monotonic()), zmq.POLLIN):
+        while True:
+            ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
+            for monitor in [m for m in self._monitors if m in ready]:
+                self._on_monitor_events(monitor)
+            for channel, sock in list(self._sockets.items()):
+                if sock not in ready:
+                    continue
+                try:
+                    parts = sock.recv_multipart(zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    continue
+                identity = bytes([channel]) + parts[0].bytes
+                if not self._admit(identity, sum(len(p) for p in parts[1:])):
+                    return False
+                frame = parts[1].bytes if len(parts) == 2 else None
+                if self._debug:
+                    log.debug("<< %r %r", identity,
+                              frame if frame is None or len(frame) < 200 else frame[:200])
+                return identity, frame
+            if time.monotonic() >= deadline:
                 return None
-        else:  # connections opened and closed are noted on the way (see take_events)
-            while True:
-                ready = dict(self._poller.poll(_timeout_ms(deadline - time.monotonic())))
-                if self._monitor in ready:
-                    self._on_monitor_events()
-                if self._socket in ready:
-                    break
-                if time.monotonic() >= deadline:
-                    return None
-        try:
-            parts = self._socket.recv_multipart(zmq.NOBLOCK, copy=False)
-        except zmq.Again:
-            return None
-        identity = parts[0].bytes
-        if not self._admit(identity, sum(len(p) for p in parts[1:])):
-            return False
-        frame = parts[1].bytes if len(parts) == 2 else None
-        if self._debug:
-            log.debug("<< %r %r", identity, frame if frame is None or len(frame) < 200 else frame[:200])
-        return identity, frame
 
     def close(self) -> None:
-        if self._monitor is not None:
-            self._socket.disable_monitor()
-            self._monitor.close(linger=LINGER_MS)
-        self._socket.close(linger=LINGER_MS)
+        for sock in self._sockets.values():
+            if self._monitoring:
+                try:
+                    sock.disable_monitor()
+                except zmq.ZMQError:
+                    pass
+            sock.close(linger=LINGER_MS)
+        for monitor in self._monitors:
+            monitor.close(linger=LINGER_MS)
         self._context.term()
 
     def __enter__(self) -> RefereeEndpoint:
@@ -318,6 +408,28 @@ class RefereeEndpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class PrivateSocket:
+    """One sandboxed bot process's own `ipc://` socket on a `RefereeEndpoint`: its path and channel.
+    It belongs to the process (a bot kept between matches keeps it, whatever its seat) and is
+    closed when the process is stopped for good, so a long tournament does not pile up sockets."""
+
+    def __init__(self, endpoint: RefereeEndpoint, path: str) -> None:
+        self.endpoint = endpoint
+        self.path = path
+        self.channel = endpoint.bind_private(path)
+        self.closed = False
+
+    def close(self) -> None:
+        """Close the socket and remove its file (again: nothing)."""
+        if not self.closed:
+            self.closed = True
+            self.endpoint.unbind_private(self.channel)
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
 
 class BotClient:

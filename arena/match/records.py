@@ -54,6 +54,8 @@ class GameRecord:
     duration_s: float = 0.0
     logs: dict[str, str] = field(default_factory=dict)
     errors: list[int] = field(default_factory=lambda: [0, 0])
+    isolation: str = ""
+    """"sandbox" when the bots ran sandboxed, "none: <why>" otherwise; "" in older records."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

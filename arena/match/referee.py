@@ -107,7 +107,12 @@ class _Referee:
         self.own_tmp = workdir is None
         self.tmp = (Path(tempfile.mkdtemp(prefix=f"arena-{safe_name(spec.match_id)}-"))
                     if workdir is None else Path(workdir))
-        self.players = Players(spec.bots, self.tmp, self.limits, startup_timeout_s, on_external, hub)
+        try:
+            self.players = Players(spec.bots, self.tmp, self.limits, startup_timeout_s, on_external, hub)
+        except BaseException:  # e.g. SandboxUnavailable: nothing started, nothing left behind
+            if self.own_tmp:
+                shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
 
     def clock(self, player: Player) -> TimeControl:
         """The player's own clock if it has one, else the match's."""
@@ -159,6 +164,7 @@ class _Referee:
             time_control=" / ".join(dict.fromkeys(str(self.clock(p)) for p in seated)),
             start_moves=list(self.spec.start_moves),
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            isolation=self.players.isolation.label,
         )
 
     def _play_game(self, number: int, on_move: OnMove | None) -> GameRecord:

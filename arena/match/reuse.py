@@ -18,6 +18,11 @@ What is kept and what is not:
 - At most `idle_max` idle bots are kept; the least recently used is told `bye` and stopped.
 - The hub owns one socket, one watchdog and one working directory for all its bots: a worker that
   dies (even by kill -9) takes its bots with it, as a referee does.
+- Sandboxed bots are kept too: each bot process has its own private `ipc://` socket on the hub's
+  endpoint (arena.match.protocol.PrivateSocket), in a 0700 directory the hub owns for its life; the
+  socket belongs to the process, not to a seat, so a kept bot keeps it in whatever seat it plays
+  next, and it is closed when the process is stopped. A kept bot is thawed (its cgroup's freezer)
+  when it is given back.
 """
 from __future__ import annotations
 
@@ -50,11 +55,19 @@ class BotHub:
         self.endpoint = RefereeEndpoint()
         self.watchdog = Watchdog()
         self.workdir = Path(tempfile.mkdtemp(prefix="arena-hub-"))
+        self._private_dir: str | None = None
         self.idle: OrderedDict[tuple, Any] = OrderedDict()
         self.started = 0
         """Bot processes started through this hub (by the matches that used it)."""
         self.reused = 0
         """Seats of matches that got a running bot from the hub."""
+
+    def private_dir(self) -> str:
+        """The 0700 directory of the private sockets of the hub's sandboxed bots (made on first use,
+        removed by `close`)."""
+        if self._private_dir is None:
+            self._private_dir = tempfile.mkdtemp(prefix="arena-ipc-")
+        return self._private_dir
 
     def take(self, spec: Any, limits: Limits) -> Any | None:
         """The idle Player of this bot, if the hub has one still running, else None."""
@@ -102,10 +115,19 @@ class BotHub:
             self.watchdog.close()
             self.endpoint.close()
             shutil.rmtree(self.workdir, ignore_errors=True)
+            if self._private_dir is not None:
+                shutil.rmtree(self._private_dir, ignore_errors=True)
 
 
 def _cpu_used_s(process: Any) -> float:
-    """CPU seconds (user + system) the bot's main process has used; 0 when it cannot be read."""
+    """CPU seconds (user + system) the bot has used: its cgroup's when it has one (a sandboxed bot's
+    main process is the sandbox's), else its main process's; 0 when it cannot be read."""
+    cgroup = getattr(process, "cgroup", None)
+    if cgroup is not None:
+        try:
+            return cgroup.cpu_seconds()
+        except (OSError, ValueError):
+            return 0.0
     pid = getattr(process, "pid", None)
     if pid is None:
         return 0.0

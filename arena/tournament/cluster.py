@@ -216,11 +216,18 @@ def _cancel_check() -> Callable[[], bool]:
 
 
 def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_python: str,
-               startup_timeout_s: float | None = None) -> list[tuple[str, str]]:
+               startup_timeout_s: float | None = None, sandbox_mode: str = "off") -> list[tuple[str, str]]:
     """On a worker: (bot name, why) for each bot that cannot start here or does not say hello
-    within the start-up limit; ("", why) if the game itself does not load. Empty: all is well."""
+    within the start-up limit; ("", why) if the game itself does not load, or if bots cannot be
+    isolated here while the tournament says `sandbox = "on"`. Empty: all is well."""
     import rules
+    from arena.match import sandbox
     from arena.match.launcher import LaunchError, check_command
+
+    try:
+        isolation = sandbox.decide(sandbox_mode)
+    except ValueError as exc:
+        return [("", str(exc))]
     from arena.match.protocol import RefereeEndpoint
     from arena.match.referee import STARTUP_TIMEOUT_S
 
@@ -247,16 +254,17 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
         with RefereeEndpoint() as endpoint:
             for start in range(0, len(runnable), CHECK_BATCH):
                 problems += _hello_batch(endpoint, runnable[start:start + CHECK_BATCH], tmp / str(start),
-                                         timeout)
+                                         timeout, sandboxed=isolation.sandboxed)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     first = {names[0]: names for names in sharing.values()}
     return [(name, why) for bot, why in problems for name in first.get(bot, [bot])]
 
 
-def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
-                 timeout_s: float) -> list[tuple[str, str]]:
-    """Start `batch` at once, wait for each hello, say bye and stop them all: the problems seen."""
+def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: float,
+                 sandboxed: bool = False) -> list[tuple[str, str]]:
+    """Start `batch` at once (each in its sandbox, on a private socket of its own, when
+    `sandboxed`), wait for each hello, say bye and stop them all: the problems seen."""
     from arena.match.launcher import BotProcess
     from arena.match.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
 
@@ -266,8 +274,9 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
     identities: list[bytes] = []
     try:
         for k, (token, bot) in enumerate(tokens.items()):
-            process = BotProcess(bot.command, workdir / str(k))
             try:
+                process = BotProcess(bot.command, workdir / str(k), **_private_socket(endpoint, workdir, k)
+                                     if sandboxed else {})
                 process.start(endpoint.endpoint, token)
             except (OSError, ValueError) as exc:
                 problems.append((bot.name, f"cannot start {' '.join(bot.command)!r}: {exc}"))
@@ -306,6 +315,14 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path,
     return problems
 
 
+def _private_socket(endpoint: Any, workdir: Path, k: int) -> dict[str, Any]:
+    """A private ipc:// socket for check bot `k`, in a directory only this process can enter."""
+    directory = workdir.parent / "ipc"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    path = str(directory / f"{workdir.name}-{k}.sock")
+    return {"socket_path": path, "channel": endpoint.channel_name(endpoint.bind_private(path))}
+
+
 # --- the parent side ---
 
 def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = CHECK_TIMEOUT_S,
@@ -319,7 +336,8 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
     bots = [b.spec() for b in tournament.bots]
     futures = {
         client.submit(check_bots, bots, tournament.game, dict(tournament.params), sys.executable,
-                      startup_timeout_s, workers=[w], allow_other_workers=False, pure=False): w
+                      startup_timeout_s, tournament.limits.sandbox, workers=[w], allow_other_workers=False,
+                      pure=False): w
         for w in workers
     }
     problems: list[str] = []
@@ -373,7 +391,8 @@ def run(
     started = time.monotonic()
     summary = tmod.RunSummary()
     out = tournament.results_dir(results_root)
-    out.mkdir(parents=True, exist_ok=True)
+    tournament = tmod.sealed(tournament, out, progress)  # the referee's own files hidden from bots
+    out.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         stored = store.stored_numbers()

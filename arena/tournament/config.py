@@ -29,6 +29,7 @@ file raises TournamentError naming the file and the key.
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import tomllib
@@ -267,6 +268,10 @@ class _File:
         raw = self.data.get("limits", {})
         if not isinstance(raw, dict):
             raise self.bad("limits", f"must be a table of limits, got {raw!r}")
+        raw = dict(raw)
+        if isinstance(raw.get("read"), list):  # paths granted to sandboxed bots, as the file says them
+            raw["read"] = [os.path.abspath(self.path.parent / p) if isinstance(p, str) and p else p
+                           for p in raw["read"]]
         try:
             return Limits.from_dict(raw)
         except (TypeError, ValueError) as exc:

@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.match import sandbox
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
@@ -60,7 +61,7 @@ __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
-    "seat_to_move", "store_results", "worker_death_record",
+    "sealed", "seat_to_move", "store_results", "worker_death_record",
 ]
 
 LOCK_NAME = "run.lock"
@@ -380,6 +381,17 @@ def run(
     started = time.monotonic()
     summary = RunSummary()
     out = tournament.results_dir(results_root)
+    tournament = sealed(tournament, out, progress)
+    umask = os.umask(0o077)  # results, logs and game files: the staff's user's only
+    try:
+        return _run(tournament, out, concurrency, executor, progress, task, started, summary, eta_s, reuse)
+    finally:
+        os.umask(umask)
+
+
+def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor | None,
+         progress: TextIO | None, task: Callable[[MatchSpec], list[str]], started: float,
+         summary: RunSummary, eta_s: float | None, reuse: bool) -> RunSummary:
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
@@ -517,6 +529,17 @@ def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: T
         bar.add(record)
     rest = spec.game_numbers[1:]
     return [dataclasses.replace(spec, game_numbers=rest)] if rest else []
+
+
+def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr) -> Tournament:
+    """The tournament with its file and results directory hidden from sandboxed bots; prints one
+    line to `stream` (or stderr) when bots will NOT be isolated (sandbox = auto on a machine that cannot).
+    SandboxUnavailable (a ValueError, with the fix) for sandbox = on where bots cannot be isolated."""
+    warning = sandbox.decide(tournament.limits.sandbox).warning()
+    if warning:  # even when quiet: running unisolated bots is never silent
+        (stream or sys.stderr).write(warning + "\n")
+    hide = (*tournament.limits.hide, os.path.abspath(tournament.path), os.path.abspath(out))
+    return dataclasses.replace(tournament, limits=dataclasses.replace(tournament.limits, hide=hide))
 
 
 @contextlib.contextmanager

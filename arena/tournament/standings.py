@@ -219,9 +219,10 @@ def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
             "time0 s": round(used[0], 3), "time1 s": round(used[1], 3),
             "scores": "" if r.scores is None else "-".join(str(s) for s in r.scores),
             "duration s": round(r.duration_s, 3),
+            "isolation": r.isolation,
         })
     columns = ["game_id", "pairing", "number", "seat0", "seat1", "result", "winner", "reason", "forfeit",
-               "plies", "time0 s", "time1 s", "scores", "duration s"]
+               "plies", "time0 s", "time1 s", "scores", "duration s", "isolation"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -340,9 +341,20 @@ def report(results_dir: str | Path, fmt: str = "simple") -> str:
     order = [b["name"] for b in fingerprint.get("bots", [])]
     table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
-    return "\n\n".join([summary_line(fingerprint, len(games)), standings_text(table, fmt),
+    summary = summary_line(fingerprint, len(games)) + isolation_note(games)
+    return "\n\n".join([summary, standings_text(table, fmt),
                         "Crosstable (points of the row bot against the column bot)",
                         crosstable_text(cross, fmt)])
+
+
+def isolation_note(games: Sequence[StoredGame]) -> str:
+    """"'; bots were NOT isolated in N of M games (why)' when some games ran without the sandbox
+    (records from before the sandbox, with no `isolation`, are not counted); else ""."""
+    open_games = [g.record.isolation for g in games if g.record.isolation not in ("", "sandbox")]
+    if not open_games:
+        return ""
+    why = "; ".join(sorted(set(open_games)))
+    return f"; bots were NOT isolated in {len(open_games)} of {len(games)} games ({why})"
 
 
 def publish(results_dir: str | Path) -> list[Path]:
@@ -354,7 +366,7 @@ def publish(results_dir: str | Path) -> list[Path]:
     table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     gtable = games_table(games)
-    summary = summary_line(fingerprint, len(games))
+    summary = summary_line(fingerprint, len(games)) + isolation_note(games)
     written: list[Path] = []
 
     def write(name: str, text: str) -> None:

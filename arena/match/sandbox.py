@@ -1,0 +1,349 @@
+"""The sandbox: each bot sealed off from the files, the network and the processes of everyone else.
+
+A sandboxed bot runs under bubblewrap (`bwrap`, Debian package `bubblewrap`) in new user, mount,
+PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
+- a read-only system: /usr, /lib*, /bin, /sbin, /etc with its secrets (shadow...) hidden;
+- read-only, its own program: the files and directories named on its command line, the
+  environment of its interpreter (a venv and the Python it was made from), for Python bots the
+  project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
+- a private, size-capped, writable working directory (its HOME) and a private /tmp;
+- its own /proc (only its own processes), a minimal /dev, no network but loopback;
+- the referee's socket for its seat only, at `SOCKET_INSIDE` (an `ipc://` endpoint);
+- a clean environment: ARENA_ENDPOINT, ARENA_TOKEN, PATH, HOME, LANG (and PYTHONPATH,
+  PYTHONUNBUFFERED for Python bots).
+Without root, bwrap makes a user namespace and the bot has no capabilities and no_new_privs. When
+the referee runs as root, bwrap builds the sandbox as root and the bot's command is started
+through `setpriv` as `BOT_UID` (nobody) with no capabilities and no_new_privs, so no process of a
+bot is host root.
+
+`decide(mode)` says whether bots will be isolated for `sandbox = "auto" | "on" | "off"`, with the
+reason and the fix when they will not; `bwrap_argv(...)` builds the command line for one bot.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+MODES = ("auto", "on", "off")
+"""The values of the `sandbox` option: isolate where possible, always (or refuse), never."""
+
+BOT_UID = 65534
+"""The host user (and group) a sandboxed bot runs as when the referee is root: nobody."""
+
+SOCKET_INSIDE = "/run/arena/referee.sock"
+"""Where the referee's socket for the bot's seat appears inside its sandbox."""
+HOME_INSIDE = "/home/bot"
+"""The bot's private writable working directory inside its sandbox (also its HOME)."""
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+"""The read-only system every bot sees (symlinks, as on merged-/usr systems, are recreated)."""
+SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
+           "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd")
+"""Files and directories of /etc hidden from bots (replaced by an empty file or directory)."""
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SDK_PACKAGES = ("bots", "rules", "arena")
+"""The project's packages a Python bot may import (the bot SDK and the rules)."""
+
+INSTALL_FIX = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
+PROBE_TIMEOUT_S = 10.0
+
+
+class SandboxUnavailable(ValueError):
+    """`sandbox = "on"` on a machine where bots cannot be isolated; the message gives the reason
+    and the fix."""
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What a run will do: `sandboxed` or not, and the `label` recorded in each game record
+    ("sandbox", or "none: <why>")."""
+
+    sandboxed: bool
+    label: str
+
+    def warning(self) -> str | None:
+        """The one line `auto` prints when bots are NOT isolated; None when they are, or when
+        the user turned the sandbox off."""
+        if self.sandboxed or self.label == "none: sandbox = off":
+            return None
+        return f"warning: bots are NOT isolated from each other or from your files ({self.label[6:]})"
+
+
+def check_mode(mode: str) -> str:
+    """`mode` if it is one of MODES; ValueError naming it otherwise."""
+    if mode not in MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
+
+
+def decide(mode: str) -> Isolation:
+    """Whether bots run sandboxed for `mode`; SandboxUnavailable for "on" where they cannot."""
+    check_mode(mode)
+    if mode == "off":
+        return Isolation(False, "none: sandbox = off")
+    reason = unavailable_reason()
+    if reason is None:
+        return Isolation(True, "sandbox")
+    if mode == "on":
+        raise SandboxUnavailable(f"sandbox = on, but bots cannot be isolated here: {reason}; "
+                                 f"fix: {fix_for(reason)}, or use sandbox = auto/off")
+    return Isolation(False, f"none: {reason}")
+
+
+def fix_for(reason: str) -> str:
+    if "not installed" in reason:
+        return INSTALL_FIX
+    if "namespace" in reason or "bwrap failed" in reason:
+        return ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or "
+                "kernel.apparmor_restrict_unprivileged_userns=0)")
+    return "run arena on Linux with bubblewrap"
+
+
+_probed: dict[str, str | None] = {}
+
+
+def unavailable_reason(refresh: bool = False) -> str | None:
+    """None if bwrap can sandbox a bot on this machine, else why not (probed once per process by
+    starting /bin/true in a sandbox like a bot's)."""
+    if "reason" in _probed and not refresh:
+        return _probed["reason"]
+    reason: str | None
+    if not sys.platform.startswith("linux"):
+        reason = f"no Linux namespaces on {sys.platform}"
+    elif shutil.which("bwrap") is None:
+        reason = "bwrap not installed"
+    elif os.geteuid() == 0 and shutil.which("setpriv") is None:
+        reason = "setpriv not installed (needed to run bots as nobody when arena runs as root)"
+    else:
+        argv = ["bwrap", *namespace_args(), *system_args(), "--", *drop_root_argv(), "/bin/true"]
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, timeout=PROBE_TIMEOUT_S, close_fds=True)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            reason = f"bwrap could not run ({exc})"
+        else:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            error = lines[-1] if lines else f"exit code {done.returncode}"
+            reason = None if done.returncode == 0 else f"bwrap failed: {error} (user namespaces not allowed?)"
+    _probed["reason"] = reason
+    return reason
+
+
+def drop_root_argv() -> list[str]:
+    """When the referee is root, the bot's command is prefixed with setpriv: bwrap (root) builds
+    the sandbox, then the bot runs as BOT_UID with no groups, no capabilities (none inheritable,
+    an empty bounding set) and no_new_privs, so no process of a bot is host root."""
+    if os.geteuid() != 0:
+        return []
+    uid = str(BOT_UID)
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def namespace_args(new_session: bool = True) -> list[str]:
+    """New namespaces, killed with the referee, no controlling terminal; without root, also a
+    new user namespace with no capabilities. `new_session=False` keeps the bot in bwrap's process
+    group, so that SIGSTOP to the group suspends it where no cgroup freezer can."""
+    args = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--hostname", "bot", "--die-with-parent"]
+    if new_session:
+        args.append("--new-session")
+    if os.geteuid() != 0:
+        args = ["--unshare-user", *args, "--cap-drop", "ALL"]
+    return args
+
+
+def system_args() -> list[str]:
+    """The read-only system, secrets hidden, a fresh /proc and /dev."""
+    args: list[str] = []
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for secret in SECRETS:
+        args += _hide(secret)
+    return args + ["--proc", "/proc", "--dev", "/dev"]
+
+
+def _hide(path: str) -> list[str]:
+    """Arguments that hide `path` (an empty directory or file over it), nothing if it is absent."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        return ["--tmpfs", path, "--remount-ro", path]
+    if os.path.lexists(path):
+        return ["--ro-bind", "/dev/null", path]
+    return []
+
+
+def _is_system(path: str) -> bool:
+    return any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS)
+
+
+PYTHON_PROBE_TIMEOUT_S = 10.0
+_PYTHON_NAMES = ("python", "pypy")
+
+
+def _is_python(program: str) -> bool:
+    return Path(program).name.startswith(_PYTHON_NAMES)
+
+
+@functools.cache
+def python_facts(program: str) -> tuple[str, tuple[str, ...]] | None:
+    """(sys.executable, (sys.prefix, sys.base_prefix)) of the Python that `program` runs, asked of
+    it once (a pyenv shim or a wrapper script resolves to the real interpreter); None if it does not
+    answer."""
+    located = shutil.which(program)
+    if located is None:
+        return None
+    if os.path.abspath(located) == os.path.abspath(sys.executable):
+        return sys.executable, (sys.prefix, sys.base_prefix)
+    script = "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"
+    try:
+        done = subprocess.run([located, "-I", "-c", script], capture_output=True, text=True,
+                              timeout=PYTHON_PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode != 0 or len(lines) != 3 or not all(os.path.isabs(x) for x in lines):
+        return None
+    return lines[0], (lines[1], lines[2])
+
+
+def host_program(program: str) -> str:
+    """The program the bot's command names, as the host resolves it (on the referee's PATH): the
+    sandbox then runs exactly what would run without it; for Python, the real interpreter."""
+    if _is_python(program):
+        facts = python_facts(program)
+        if facts is not None:
+            return facts[0]
+    located = shutil.which(program)
+    return os.path.abspath(located) if located else program
+
+
+def interpreter_dirs(program: str) -> list[str]:
+    """The directories an interpreter named on a command line needs: its venv (the directory
+    holding `bin/` and `pyvenv.cfg`) and the installation it resolves to (the parent of its real
+    `bin/`; for Python, sys.prefix and sys.base_prefix), unless they are part of the system."""
+    found: list[str] = []
+    located = shutil.which(program)
+    if located is None:
+        return found
+    if _is_python(program):
+        facts = python_facts(program)
+        if facts is not None:
+            found += list(facts[1])
+    path = os.path.abspath(located)
+    bin_dir = os.path.dirname(path)
+    prefix = os.path.dirname(bin_dir)
+    if os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+        found.append(prefix)
+        try:
+            for line in Path(prefix, "pyvenv.cfg").read_text().splitlines():
+                key, _, value = line.partition("=")
+                if key.strip() == "home" and value.strip():
+                    found.append(os.path.dirname(os.path.realpath(value.strip())))
+        except OSError:
+            pass
+    real = os.path.realpath(path)
+    real_bin = os.path.dirname(real)
+    found.append(os.path.dirname(real_bin) if os.path.basename(real_bin) == "bin" else real_bin)
+    return [d for d in dict.fromkeys(found) if not _is_system(d) and d != "/"]
+
+
+def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """What a bot may read of the host besides the system: its interpreter's directories, the
+    directory of each file named on its command line and each directory named on it, and for a
+    Python bot the project's SDK packages."""
+    paths = interpreter_dirs(argv[0]) if argv else []
+    for arg in argv:
+        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
+        if not value.startswith("/"):
+            continue
+        if os.path.isdir(value):
+            paths.append(os.path.abspath(value))
+        elif os.path.isfile(value):
+            paths.append(os.path.dirname(os.path.abspath(value)))
+    if argv and _is_python(argv[0]):
+        paths += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES if (PROJECT_ROOT / p).is_dir()]
+    return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
+
+
+def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
+               workdir_mb: int = 64, tmp_mb: int = 64, read: tuple[str, ...] | list[str] = (),
+               hide: tuple[str, ...] | list[str] = (), new_session: bool = True) -> list[str]:
+    """The argv that runs `command` sandboxed, reaching the referee at `socket_path` (a host
+    path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
+    host paths it must not see even where they lie inside a directory it may read (the tournament
+    file, the results directory, the referee's working directory)."""
+    command = [host_program(command[0]), *command[1:]] if command else []
+    args = ["bwrap", *namespace_args(new_session), *system_args(),
+            "--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,  # before the program's binds,
+            "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]  # which may lie under /tmp
+    readable = program_paths(command) + [os.path.abspath(p) for p in read]
+    readable = [p for p in dict.fromkeys(readable)
+                if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)]
+    made: set[str] = set()
+    for path in readable:
+        for parent in reversed(Path(path).parents[:-1]):  # traversable by the bot's user
+            if str(parent) not in made and not _is_system(str(parent)):
+                made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        args += _bind_readable(path)
+    for path in hide:
+        path = os.path.abspath(path)
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in readable):
+            args += _hide(path)
+    args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
+             "--ro-bind", str(socket_path), SOCKET_INSIDE, "--chdir", HOME_INSIDE, "--"]
+    return args + drop_root_argv() + list(command)
+
+
+MAX_ENTRIES_BOUND = 256
+"""A directory the bot's user cannot enter (e.g. a 0700 temporary directory) is recreated in the
+sandbox with its entries bound one by one, up to this many."""
+
+
+def _bind_readable(path: str) -> list[str]:
+    """Bind `path` read-only at the same place. When arena runs as root the bot is `nobody`, who
+    cannot enter a directory without permission for others (mkdtemp's and pytest's are 0700): such
+    a directory is made afresh (0755) and its entries bound into it, each with its own mode."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if os.geteuid() != 0 or not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o005 == 0o005:
+        return ["--ro-bind", path, path]
+    try:
+        entries = sorted(os.listdir(path))[:MAX_ENTRIES_BOUND]
+    except OSError:
+        return ["--ro-bind", path, path]
+    args = ["--perms", "0755", "--dir", path]
+    for name in entries:
+        entry = os.path.join(path, name)
+        args += ["--ro-bind", entry, entry]
+    return args
+
+
+def bot_env(command: tuple[str, ...] | list[str], token: str) -> dict[str, str]:
+    """The whole environment of a sandboxed bot (bwrap passes it on): nothing of the referee's.
+    Given to bwrap as its environment, not on its command line, so the token is not in any
+    /proc/PID/cmdline."""
+    bins = [os.path.join(d, "bin") for d in interpreter_dirs(command[0])] if command else []
+    env = {
+        "ARENA_ENDPOINT": f"ipc://{SOCKET_INSIDE}",
+        "ARENA_TOKEN": token,
+        "PATH": ":".join([*bins, "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": HOME_INSIDE,
+        "LANG": "C.UTF-8",
+    }
+    if command and _is_python(command[0]):
+        env["PYTHONPATH"] = str(PROJECT_ROOT)
+        env["PYTHONUNBUFFERED"] = "1"
+    return env

@@ -1,0 +1,425 @@
+"""The sandbox (issue 12), shown with real attacking bots (tests/bots/attacks.py) and real processes.
+
+With `sandbox = "on"` every read, write, network connection, token theft, signal to another
+process, daemon and memory/process escape is denied, the honest opponent's games are unaffected,
+the tournament records every game and no process of an attacker is left. With `sandbox = "off"`
+the same attacker gets what docs/limits.md says `off` allows. The cgroup is tested on its own too.
+Everything skips with the reason where bubblewrap or cgroups are missing, and fails instead under
+CI=true.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import require
+
+from arena.match import cgroup, sandbox
+from arena.match.clock import TimeControl
+from arena.match.launcher import BotProcess, resolve_command
+from arena.match.limits import Limits
+from arena.match.players import Players
+from arena.match.records import Forfeit
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament import runner
+from arena.tournament.store import DB_NAME, Store
+
+HERE = Path(__file__).resolve().parent
+ATTACKS = HERE / "bots" / "attacks.py"
+PARAMS = {"rows": 4, "cols": 4}
+CLOCK = TimeControl(per_move=2.0)
+TAG = f"t{secrets.token_hex(6)}"
+"""In the command line of every attacker process of this run, so /proc shows any left behind."""
+
+
+@pytest.fixture(autouse=True)
+def _no_attacker_left():
+    yield
+    left = tagged()
+    for pid in left:  # never leave them to the rest of the suite
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert left == [], f"attacker processes left: {[_cmdline(p) for p in left]}"
+
+
+def needs_sandbox() -> None:
+    reason = sandbox.unavailable_reason()
+    require(reason is None, f"bots cannot be sandboxed here: {reason}")
+
+
+def needs_cgroups() -> None:
+    layout = cgroup.detect()
+    require(layout.kind != "none", f"no usable cgroups: {layout.reason}")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def tagged(wait_s: float = 3.0) -> list[int]:
+    """Live processes carrying TAG (after up to `wait_s` for the last ones to die)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+                 and TAG in _cmdline(int(p)) and _state(int(p)) not in ("Z", "X", "")]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+
+
+def attacker(mode: str, **options: str) -> BotSpec:
+    args = [f"{k}={v}" for k, v in options.items()]
+    return BotSpec(f"attack-{mode}", (sys.executable, str(ATTACKS), mode, f"tag={TAG}", *args))
+
+
+def honest_bot(directory: Path) -> BotSpec:
+    """An honest raw-protocol bot in a directory of its own (its source is a target)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE.parent / "examples" / "raw_bot.py", directory / "honest.py")
+    return BotSpec("honest", (sys.executable, str(directory / "honest.py")))
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def reports(records, name: str) -> dict[str, str]:
+    """What the attacker `name` said its attacks got (from the info of its moves)."""
+    for record in records:
+        seat = record.players.index(name)
+        for move in record.moves:
+            if move.seat == seat and "attacks" in move.info:
+                return move.info["attacks"]
+    raise AssertionError(f"{name} made no move: {[r.forfeit for r in records]}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- the whole tournament, sandbox on ---
+
+def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
+    needs_sandbox()
+    needs_cgroups()
+    honest = honest_bot(tmp_path / "honest")
+    course = tmp_path / "course"  # the attacker's own directory holds the tournament and its results
+    course.mkdir()
+    shutil.copy(ATTACKS, course / "attacks.py")
+    tour_file = course / "sealed.toml"
+    results = course / "results"
+    db = results / "sealed" / DB_NAME
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        targets = ",".join(map(str, [honest.command[1], tour_file, db, victim]))
+        data = {
+            "name": "sealed", "game": "domineering", "time": "2", "games_per_pairing": 2, "params": PARAMS,
+            "limits": {"sandbox": "on", "memory_mb": 256, "processes": 64},
+            "bots": [
+                {"name": "honest", "command": list(honest.command)},
+                {"name": "attack-all", "command": [str(course / "attacks.py") if a == str(ATTACKS) else a
+                                                    for a in attacker(
+                    "all", read=targets, write=targets, pid=f"{os.getpid()},1",
+                    port=str(server.getsockname()[1]), victim=str(victim)).command]},
+                {"name": "attack-memory", "command": list(attacker("memory").command)},
+            ],
+        }
+        tour_file.write_text("# the tournament file\n")
+        before = {p: digest(p) for p in (Path(honest.command[1]), tour_file, victim)}
+        tour = runner.from_dict(data, tour_file)
+        summary = runner.run(tour, results, concurrency=2, progress=None)
+    assert summary.failures == [] and summary.stored == 6
+    with Store(db) as store:
+        records = [g.record for g in store.games()]
+    assert len(records) == 6
+    assert {r.isolation for r in records} == {"sandbox"}
+    assert {p: digest(p) for p in before} == before  # nothing read was changed, nothing deleted
+    assert oct(db.stat().st_mode & 0o777) == "0o600" and oct(db.parent.stat().st_mode & 0o777) == "0o700"
+    got = reports([r for r in records if "attack-all" in r.players], "attack-all")
+    assert len(got) >= 17, got
+    assert all(v.startswith("denied") for v in got.values()), got
+    memory = reports([r for r in records if "attack-memory" in r.players], "attack-memory")
+    assert all(v.startswith("denied") for v in memory.values()), memory
+    for record in records:  # the honest bot never lost a game to anything but the game
+        if "honest" in record.players and record.forfeit is not None:
+            assert record.forfeit["seat"] != record.players.index("honest"), record.forfeit
+
+
+# --- one match at a time: what can be watched from outside while it runs ---
+
+def test_a_sandboxed_bot_is_nobody_without_privileges_with_a_clean_environment_and_no_open_port(tmp_path):
+    needs_sandbox()
+    port = free_port()
+    seen = []
+
+    def on_move(record, move, state):
+        if seen:
+            return
+        pids = [p for p in tagged(0) if "attacks.py" in _cmdline(p) and "bwrap" not in _cmdline(p)
+                and "setpriv" not in _cmdline(p)]
+        status = Path(f"/proc/{pids[-1]}/status").read_text()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields["Uid"].split()[1])  # the effective uid
+        assert fields["CapEff"].strip() == fields["CapPrm"].strip() == "0" * 16, status
+        assert fields["NoNewPrivs"].strip() == "1", status
+        env = Path(f"/proc/{pids[-1]}/environ").read_bytes().split(b"\0")
+        keys = sorted(item.split(b"=")[0].decode() for item in env if item)
+        with socket.socket() as probe:
+            probe.settimeout(0.5)
+            reached = probe.connect_ex(("127.0.0.1", port)) == 0
+        seen.append((uid, keys, reached))
+
+    spec = MatchSpec("uid", "domineering", (attacker("all", listen=str(port)), honest_bot(tmp_path / "h")),
+                     CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="on"))
+    record = run_match(spec, on_move=on_move)[0]
+    assert record.forfeit is None and record.isolation == "sandbox"
+    uid, keys, reached = seen[0]
+    if os.geteuid() == 0:
+        assert uid == sandbox.BOT_UID
+    assert uid != 0
+    assert keys == ["ARENA_ENDPOINT", "ARENA_TOKEN", "HOME", "LANG", "PATH", "PWD",  # PWD: bwrap's
+                    "PYTHONPATH", "PYTHONUNBUFFERED"]
+    assert not reached  # its listening socket is in its own network namespace
+
+
+def test_a_token_is_good_only_on_its_own_seat_socket(tmp_path):
+    needs_sandbox()
+    silent = BotSpec("silent", (sys.executable, str(HERE / "bots" / "broken.py"), "silent"))
+    players = Players((silent, silent), tmp_path, Limits(sandbox="on"), 3.0, None)
+    try:
+        first, second = players.players
+        waiting = threading.Thread(target=players.start, args=(players.players,))
+        waiting.start()
+        while not second.token:
+            time.sleep(0.01)
+        from arena.match.protocol import BotClient
+        with BotClient(f"ipc://{second.process.private.path}") as thief:  # seat 1's socket, seat 0's token
+            thief.send({"type": "hello", "token": first.token, "name": "thief", "protocol": 1})
+            time.sleep(0.5)
+            assert first.identity is None
+            with BotClient(f"ipc://{first.process.private.path}") as owner:  # the right socket binds
+                owner.send({"type": "hello", "token": first.token, "name": "owner", "protocol": 1})
+                waiting.join()
+        assert first.identity is not None and first.failure is None
+        assert second.failure is not None and second.failure[0] is Forfeit.NO_HELLO
+    finally:
+        players.close()
+    assert "another socket" in " ".join(first.notes)
+
+
+def test_suspend_freezes_the_whole_sandbox_setsid_children_included():
+    needs_sandbox()
+    needs_cgroups()
+    samples = []
+
+    def on_move(record, move, state):
+        pids = [p for p in tagged(0) if f"burner-{TAG}" in _cmdline(p)]
+        if pids:
+            fields = Path(f"/proc/{pids[0]}/stat").read_text().rsplit(")", 1)[1].split()
+            samples.append((move.seat, record.players[move.seat], (int(fields[11]) + int(fields[12]))
+                            / os.sysconf("SC_CLK_TCK")))
+
+    sleeper = BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.3"))
+    spec = MatchSpec("frz", "domineering", (attacker("burner"), sleeper), CLOCK, (0,), params=PARAMS,
+                     limits=Limits(sandbox="on", suspend=True))
+    record = run_match(spec, on_move=on_move)[0]
+    assert record.forfeit is None
+    # between the burner's move and the sleeper's (0.3 s of thinking) the burner's child is frozen
+    gaps = [b[2] - a[2] for a, b in zip(samples, samples[1:], strict=False) if b[1] == "sleeper"]
+    assert gaps and max(gaps) < 0.1, samples
+
+
+# --- sandbox off: what it allows ---
+
+def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_link_is_refused(tmp_path):
+    secret = tmp_path / "tournament.toml"
+    secret.write_text("secret")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    spec = MatchSpec("off", "domineering", (attacker("all", read=str(secret), victim=str(victim)),
+                                             honest_bot(tmp_path / "h")),
+                     CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="off"))
+    record = run_match(spec)[0]
+    got = reports([record], "attack-all")
+    assert record.isolation == "none: sandbox = off"
+    from arena.tournament.standings import isolation_note
+    from arena.tournament.store import StoredGame
+    assert isolation_note([StoredGame("off", 0, record)]) == \
+        "; bots were NOT isolated in 1 of 1 games (none: sandbox = off)"
+    assert got["read 0"].startswith("SUCCEEDED") and got["processes"].startswith("SUCCEEDED"), got
+    assert got["other logs"].startswith("SUCCEEDED") and got["tokens"].startswith("SUCCEEDED"), got
+    assert got["log link"].startswith("SUCCEEDED")  # it could replace its log by a link...
+    assert victim.read_text() == "keep me\n"  # ...but the referee never follows it
+    daemons = [p for p in tagged(0) if f"daemon-{TAG}" in _cmdline(p)]
+    assert daemons, "with the sandbox off, a daemon with a cleared environment survives the match"
+    for pid in daemons:
+        os.kill(pid, signal.SIGKILL)
+
+
+# --- the pieces ---
+
+def test_modes_say_what_they_do_and_on_refuses_without_bubblewrap(monkeypatch, tmp_path):
+    assert sandbox.decide("off") == sandbox.Isolation(False, "none: sandbox = off")
+    assert sandbox.decide("off").warning() is None
+    with pytest.raises(ValueError, match="sandbox must be one of auto, on, off, got 'maybe'"):
+        sandbox.decide("maybe")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    try:
+        assert sandbox.unavailable_reason(refresh=True) == "bwrap not installed"
+        with pytest.raises(sandbox.SandboxUnavailable, match="apt-get install bubblewrap"):
+            sandbox.decide("on")
+        auto = sandbox.decide("auto")
+        assert auto == sandbox.Isolation(False, "none: bwrap not installed")
+        assert "NOT isolated" in auto.warning() and "bwrap not installed" in auto.warning()
+        with pytest.raises(ValueError, match="bwrap not installed"):  # before any bot starts
+            run_match(MatchSpec("x", "domineering", (honest_bot(tmp_path / "a"), honest_bot(tmp_path / "b")),
+                                CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="on")))
+        from arena.tournament.cluster import check_bots  # what every Dask worker runs at start-up
+        refused = check_bots([honest_bot(tmp_path / "c")], "domineering", PARAMS, sys.executable, 5.0, "on")
+        assert len(refused) == 1 and refused[0][0] == "" and "apt-get install bubblewrap" in refused[0][1]
+    finally:
+        monkeypatch.undo()
+        sandbox.unavailable_reason(refresh=True)
+
+
+def test_a_log_replaced_by_a_link_is_never_followed(tmp_path):
+    workdir = tmp_path / "bot"
+    workdir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (workdir / "bot.log").symlink_to(victim)
+    process = BotProcess(resolve_command("random"), workdir, limits=Limits(sandbox="off"))
+    with pytest.raises(OSError):
+        process.start("tcp://127.0.0.1:1", "t")
+    assert process.read_log(0, 100) == "" and not process.cap_log()
+    assert victim.read_text() == "keep me\n"
+
+
+def test_a_cgroup_holds_memory_processes_cpu_freezing_and_killing_over_the_whole_tree():
+    needs_cgroups()
+    group = cgroup.Cgroup.create(memory_bytes=64 << 20, pids_max=16)
+    try:
+        import subprocess
+        hog = subprocess.run([sys.executable, "-c", "import os\nfor _ in range(2):\n  os.fork()\n"
+                              "b = bytearray(40 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1\n"],
+                             preexec_fn=group.join_in_child, capture_output=True, timeout=30)
+        assert group.oom_kills() >= 1, hog  # 4 processes x 40 MiB > 64 MiB over the tree
+        forks = subprocess.run(["sh", "-c", "for i in $(seq 40); do sleep 2 & done; wait"],
+                               preexec_fn=group.join_in_child, capture_output=True, timeout=30)
+        assert b"fork" in forks.stderr.lower() or b"resource" in forks.stderr.lower(), forks
+        spinner = subprocess.Popen(["sh", "-c", f"setsid {sys.executable} -c 'while True: pass' & wait"],
+                                   preexec_fn=group.join_in_child)
+        time.sleep(0.5)
+        group.freeze()
+        frozen_at = group.cpu_seconds()
+        time.sleep(0.3)
+        assert group.cpu_seconds() - frozen_at < 0.02 and frozen_at > 0.01
+        group.thaw()
+        group.kill()
+        assert group.pids() == []
+        spinner.wait(5)
+    finally:
+        group.remove()
+    assert group.dirs == {}
+
+
+# --- submit: checked inside the sandbox ---
+
+NEEDY_BOT = '''import os, sys
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "book.txt")) as f:
+    f.read()
+sys.argv[1:] = []
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "raw_bot.py")).read())
+'''
+
+
+def _submit(tmp_path: Path, limits: str) -> subprocess.CompletedProcess:
+    (tmp_path / "t.toml").write_text(
+        'name = "t"\ngame = "domineering"\ntime = "2"\n[params]\nrows = 4\ncols = 4\n'
+        f'[limits]\n{limits}\n[[bots]]\nname = "a"\ncommand = "random"\n'
+        '[[bots]]\nname = "b"\ncommand = "greedy"\n')
+    return subprocess.run([sys.executable, "-m", "arena", "submit", "t.toml", "needy", sys.executable,
+                           "needy/bot.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_submit_refuses_a_bot_that_needs_what_the_sandbox_denies_and_read_grants_it(tmp_path):
+    needs_sandbox()
+    (tmp_path / "needy").mkdir()
+    (tmp_path / "needy" / "bot.py").write_text(NEEDY_BOT)
+    shutil.copy(HERE.parent / "examples" / "raw_bot.py", tmp_path / "needy" / "raw_bot.py")
+    (tmp_path / "book.txt").write_text("e4 e5\n")  # beside its directory, not in it
+    refused = _submit(tmp_path, 'sandbox = "on"')
+    assert refused.returncode == 2, refused.stderr
+    assert "rejected" in refused.stderr and "checked in the sandbox" in refused.stderr
+    assert "book.txt" in refused.stderr and "Traceback" not in refused.stderr.splitlines()[0]
+    granted = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')
+    assert granted.returncode == 0, granted.stderr
+
+
+def test_nothing_of_a_sandboxed_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
+    needs_sandbox()
+    needs_cgroups()
+    script = (
+        "import sys\n"
+        "from arena.match.clock import TimeControl\n"
+        "from arena.match.limits import Limits\n"
+        "from arena.match.referee import run_match\n"
+        "from arena.match.spec import BotSpec, MatchSpec\n"
+        f"bots = (BotSpec('a', {attacker('all').command!r}), BotSpec('b', {attacker('burner').command!r}))\n"
+        "spec = MatchSpec('k', 'domineering', bots, TimeControl(per_move=60.0), tuple(range(50)),\n"
+        f"                 params={PARAMS!r}, limits=Limits(sandbox='on'))\n"
+        "run_match(spec)\n"
+    )
+    referee = subprocess.Popen([sys.executable, "-c", script], cwd=HERE.parent)
+    try:
+        deadline = time.monotonic() + 20
+        while not any(f"daemon-{TAG}" in _cmdline(p) for p in tagged(0)):  # its daemon is up
+            assert time.monotonic() < deadline and referee.poll() is None, "the attacker never started"
+            time.sleep(0.05)
+        assert _bot_cgroups(referee.pid)
+        os.kill(referee.pid, signal.SIGKILL)
+        referee.wait(5)
+        assert tagged(5.0) == []  # bots, the daemon and the setsid burner: all gone
+        deadline = time.monotonic() + 5
+        while _bot_cgroups(referee.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _bot_cgroups(referee.pid) == []  # the watchdog removed the bots' cgroups
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+
+
+def _bot_cgroups(referee: int) -> list[str]:
+    """The cgroups of the bots started by the referee process `referee` (named after its pid)."""
+    return [str(p) for parent in cgroup.detect().parents.values() for p in parent.glob(f"arena-{referee}-*")]
