@@ -23,9 +23,11 @@ BROKEN = ROOT / "tests" / "bots" / "broken.py"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
-def write(path: Path, games=4, bots=("r1", "r2", "r3"), per_task=2) -> Path:
+def write(path: Path, games=4, bots=("r1", "r2", "r3"), per_task=2, limits: str = "") -> Path:
     lines = ['game = "domineering"', 'time = "0.2"', f"games_per_pairing = {games}", "seed = 7",
              f"games_per_task = {per_task}", "[params]", "rows = 5", "cols = 5"]
+    if limits:
+        lines += ["[limits]", limits]
     for bot in bots:
         name, command = bot if isinstance(bot, tuple) else (bot, "random")
         lines.append(f"[[bots]]\nname = \"{name}\"\ncommand = {json.dumps(command)}")
@@ -280,7 +282,8 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_forfeited_by_the
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
     killer = ("killer", [sys.executable, str(BROKEN), "killparent"])  # kills its worker at its turn
-    tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=(killer, "random"), per_task=2))
+    tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=(killer, "random"), per_task=2,
+                           limits='sandbox = "off"'))  # a sandboxed bot cannot see its worker
     task = functools.partial(die_once, marks=tmp_path)
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
