@@ -459,6 +459,26 @@ def test_bad_input_is_one_line(tmp_path, sites, capsys):
         assert named in err
 
 
+def test_the_index_says_whether_the_bots_were_isolated(sites, tmp_path):
+    """Issue 14 asks the index to say it; issue 12's records say it: a real tournament run with the
+    sandbox's default (isolated where bwrap can), and one with the sandbox off."""
+    from arena.cli import main
+    from arena.match import sandbox
+
+    index = (sites["freedom"] / "index.html").read_text()
+    isolated = re.search(r'<dd id="isolation">(.*?)</dd>', index).group(1)
+    if sandbox.decide("auto").sandboxed:
+        assert isolated == "sandboxed (all 2 games)", isolated
+    else:
+        assert isolated.startswith("none: ") and "2 games" in isolated, isolated
+    path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4")
+    path.write_text(path.read_text() + '[limits]\nsandbox = "off"\n')
+    play(path, tmp_path / "results")
+    assert main(["publish", str(path), "--results", str(tmp_path / "results")]) == 0
+    index = (tmp_path / "results" / "domineering" / "site" / "index.html").read_text()
+    assert '<dd id="isolation">none: sandbox = off: 2 games</dd>' in index
+
+
 def test_records_are_embedded_as_json_that_cannot_close_the_script(sites):
     site = sites["freedom"]
     page = next((site / "games").glob("*.html")).read_text()
