@@ -7,8 +7,11 @@ starting its bots afresh (`--no-reuse-baseline` skips it).
 Goal (issues 4 and 15): on a 2-core machine, 2 workers finish in at most 0.6 of the time of one.
 The Dask column is skipped when dask/distributed are not installed (pip install 'arena[dask]');
 its wall time counts the bot check on every worker (also shown apart), not the cluster's start-up.
+Bots run sandboxed where the machine can (`--sandbox auto`, the default; each line says how the
+games' records say they ran); `--sandbox off` measures without the sandbox.
 
     python benchmarks/tournament_scaling.py [--games 10] [--bots 6] [--rows 8] [--per-task 10] [--no-dask]
+                                            [--sandbox auto|on|off]
 """
 from __future__ import annotations
 
@@ -25,9 +28,11 @@ from arena.tournament import runner as tmod  # noqa: E402
 from arena.tournament.store import DB_NAME, Store  # noqa: E402
 
 
-def write_file(directory: Path, bots: int, games: int, rows: int, per_task: int) -> Path:
+def write_file(directory: Path, bots: int, games: int, rows: int, per_task: int,
+               sandbox: str = "auto") -> Path:
     lines = ['name = "scaling"', 'game = "domineering"', 'time = "0.5"', f"games_per_pairing = {games}",
-             "seed = 11", f"games_per_task = {per_task}", "[params]", f"rows = {rows}", f"cols = {rows}"]
+             "seed = 11", f"games_per_task = {per_task}", "[params]", f"rows = {rows}", f"cols = {rows}",
+             "[limits]", f'sandbox = "{sandbox}"']
     for k in range(bots):
         lines += ["[[bots]]", f'name = "random{k + 1}"', 'command = "random"']
     path = directory / "scaling.toml"
@@ -45,12 +50,14 @@ def main() -> int:
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask column")
     parser.add_argument("--no-reuse-baseline", action="store_true",
                         help="skip the runs whose matches start their bots afresh")
+    parser.add_argument("--sandbox", choices=("auto", "on", "off"), default="auto",
+                        help="the tournament's [limits] sandbox (default auto)")
     args = parser.parse_args()
     print(f"{args.bots} random bots, {args.games} games a pairing, Domineering {args.rows}x{args.rows}, "
           f"{args.per_task} games a task, {os.cpu_count()} cores")
     times = {}
     with tempfile.TemporaryDirectory(prefix="arena-scaling-") as tmp:
-        path = write_file(Path(tmp), args.bots, args.games, args.rows, args.per_task)
+        path = write_file(Path(tmp), args.bots, args.games, args.rows, args.per_task, args.sandbox)
         tour = tmod.load(path)
         modes = [True] if args.no_reuse_baseline else [False, True]
         for reuse in modes:
@@ -61,8 +68,10 @@ def main() -> int:
                 times[workers, reuse] = time.perf_counter() - started
                 with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
                     stored = store.count()
+                    isolation = sorted({g.record.isolation for g in store.games()})
                 label = f"concurrency {workers}{'' if reuse else ', bots started every match'}"
                 show(label, times[workers, reuse], stored, tour, summary, reuse)
+                print(f"{'':14}  (isolation: {', '.join(isolation)})")
             if not reuse:
                 print(f"ratio without reuse (2 workers / 1 worker): {times[2, False] / times[1, False]:.2f}")
         times[1], times[2] = times[1, True], times[2, True]
