@@ -8,7 +8,7 @@ PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
   project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
 - a private, size-capped, writable working directory (its HOME) and a private /tmp;
 - its own /proc (only its own processes), a minimal /dev, no network but loopback;
-- the referee's socket for its seat only, at `SOCKET_INSIDE` (an `ipc://` endpoint);
+- the referee's socket for its own process only, at `SOCKET_INSIDE` (an `ipc://` endpoint);
 - a clean environment: ARENA_ENDPOINT, ARENA_TOKEN, PATH, HOME, LANG (and PYTHONPATH,
   PYTHONUNBUFFERED for Python bots).
 Without root, bwrap makes a user namespace and the bot has no capabilities and no_new_privs. When
@@ -37,7 +37,7 @@ BOT_UID = 65534
 """The host user (and group) a sandboxed bot runs as when the referee is root: nobody."""
 
 SOCKET_INSIDE = "/run/arena/referee.sock"
-"""Where the referee's socket for the bot's seat appears inside its sandbox."""
+"""Where the referee's socket for the bot's process appears inside its sandbox."""
 HOME_INSIDE = "/home/bot"
 """The bot's private writable working directory inside its sandbox (also its HOME)."""
 
