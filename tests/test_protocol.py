@@ -149,6 +149,35 @@ def test_a_connection_is_heard_only_if_its_first_frame_is_a_small_message_until_
         assert endpoint.receive(0.5) is None and endpoint.unbound_dropped == 4
 
 
+def test_private_sockets_tag_their_identities_admit_a_hello_and_are_closed_for_good(tmp_path):
+    with RefereeEndpoint() as endpoint:
+        first = endpoint.bind_private(str(tmp_path / "a.sock"))
+        second = endpoint.bind_private(str(tmp_path / "b.sock"))
+        assert (first, second) == (1, 2) and endpoint.private_channels == 2
+        with BotClient(f"ipc://{tmp_path / 'b.sock'}") as client:
+            client.send(HELLO)
+            identity, frame = endpoint.receive(5.0)
+            assert endpoint.channel_of(identity) == second and decode_bot_message(frame) == HELLO
+            client.send(HELLO)  # main's rule holds on a private socket too: unbound, dropped
+            assert endpoint.receive(0.5) is None and endpoint.unbound_dropped == 1
+            endpoint.bind(identity)
+            endpoint.send(identity, {"type": "bye"})
+            assert client.receive(5.0) == {"type": "bye"}
+            endpoint.unbind_private(second)  # its process was stopped: the socket goes
+            assert endpoint.private_channels == 1 and identity not in endpoint._bound
+            client.send(HELLO)
+            assert endpoint.receive(0.5) is None
+            endpoint.send(identity, {"type": "bye"})  # to a closed channel: nothing, no error
+        assert endpoint.bind_private(str(tmp_path / "c.sock")) == second  # its number is free again
+        endpoint.unbind_private(second)
+        endpoint.unbind_private(second)  # twice, or an unknown channel: nothing
+        endpoint.unbind_private(0)  # never the TCP socket
+        with BotClient(endpoint.endpoint) as tcp:
+            tcp.send(HELLO)
+            identity, _ = endpoint.receive(5.0)
+            assert endpoint.channel_of(identity) == 0
+
+
 def test_nesting_is_measured_without_recursion():
     deep: dict = {}
     for _ in range(100_000):  # far deeper than any recursive walk could go
