@@ -91,6 +91,8 @@ def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, game):
                      game_numbers=(0, 1), params=GAMES[game])
     records = run_match(spec)
     assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
+    from arena.match import sandbox  # sandboxed where it can be: Java's JeroMQ goes through the relay
+    assert {r.isolation for r in records} == {sandbox.decide("auto").label}
     for record in records:
         seat = record.players.index(f"kit-{kit}")
         mine = [m for m in record.moves if m.seat == seat]

@@ -30,6 +30,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.match import interpreters
+
 MODES = ("auto", "on", "off")
 """The values of the `sandbox` option: isolate where possible, always (or refuse), never."""
 
@@ -259,20 +261,47 @@ def interpreter_dirs(program: str) -> list[str]:
 
 def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
     """What a bot may read of the host besides the system: its interpreter's directories, the
-    directory of each file named on its command line and each directory named on it, and for a
-    Python bot the project's SDK packages."""
+    directory of each file named on its command line and each directory named on it (each entry
+    of a class path, arena.match.interpreters), and for a Python bot the project's SDK packages."""
     paths = interpreter_dirs(argv[0]) if argv else []
-    for arg in argv:
-        value = arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg
-        if not value.startswith("/"):
-            continue
-        if os.path.isdir(value):
-            paths.append(os.path.abspath(value))
-        elif os.path.isfile(value):
-            paths.append(os.path.dirname(os.path.abspath(value)))
+    try:
+        kinds = interpreters.words(argv)
+    except interpreters.MissingValue:
+        kinds = []
+    for i, arg in enumerate(argv):
+        kind, prefix = kinds[i] if i < len(kinds) else (None, "")
+        if kind is interpreters.Word.CLASSPATH:  # `-cp a.jar:classes:lib/*`: each entry
+            values = [v[:-2] if v.endswith("/*") else v
+                      for v in interpreters.classpath_entries(arg[len(prefix):])]
+        else:
+            values = [arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg]
+        for value in values:
+            if not value.startswith("/"):
+                continue
+            if os.path.isdir(value):
+                paths.append(os.path.abspath(value))
+            elif os.path.isfile(value):
+                paths.append(os.path.dirname(os.path.abspath(value)))
     if argv and _is_python(argv[0]):
         paths += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES if (PROJECT_ROOT / p).is_dir()]
     return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
+
+
+TCP_ONLY_PROGRAMS = ("java",)
+"""Programs whose usual ZeroMQ cannot connect to an `ipc://` socket (JeroMQ emulates ipc over TCP):
+in the sandbox they reach their private socket through arena.match.relay, on a port of the
+sandbox's own loopback."""
+
+
+def sandboxed_command(command: tuple[str, ...] | list[str]) -> list[str]:
+    """What the sandbox runs for `command`: its program as the host resolves it; for a program of
+    TCP_ONLY_PROGRAMS, behind `python -m arena.match.relay`."""
+    if not command:
+        return []
+    command = [host_program(command[0]), *command[1:]]
+    if Path(command[0]).name in TCP_ONLY_PROGRAMS:
+        return [host_program(sys.executable), "-m", "arena.match.relay", *command]
+    return command
 
 
 def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
@@ -282,11 +311,14 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
     path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
     host paths it must not see even where they lie inside a directory it may read (the tournament
     file, the results directory, the referee's working directory)."""
-    command = [host_program(command[0]), *command[1:]] if command else []
+    inner = [host_program(command[0]), *command[1:]] if command else []
+    command = sandboxed_command(command)
     args = ["bwrap", *namespace_args(new_session), *system_args(),
             "--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,  # before the program's binds,
             "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]  # which may lie under /tmp
     readable = program_paths(command) + [os.path.abspath(p) for p in read]
+    if command != inner:  # behind the relay: what the bot's own command line names too
+        readable += program_paths(inner)
     readable = [p for p in dict.fromkeys(readable)
                 if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)]
     made: set[str] = set()
@@ -335,6 +367,7 @@ def bot_env(command: tuple[str, ...] | list[str], token: str) -> dict[str, str]:
     """The whole environment of a sandboxed bot (bwrap passes it on): nothing of the referee's.
     Given to bwrap as its environment, not on its command line, so the token is not in any
     /proc/PID/cmdline."""
+    command = sandboxed_command(command)
     bins = [os.path.join(d, "bin") for d in interpreter_dirs(command[0])] if command else []
     env = {
         "ARENA_ENDPOINT": f"ipc://{SOCKET_INSIDE}",
