@@ -83,3 +83,17 @@ def test_bad_input_is_one_line_naming_it_and_exit_code_2(tmp_path, args, message
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1 and message in result.stderr
     assert not (tmp_path / "out" / "matches").exists() or not any((tmp_path / "out" / "matches").iterdir())
+
+
+def test_arena_called_in_process_gives_the_callers_umask_back(tmp_path, capsys):
+    """`arena` makes what it writes private (umask 077) while a command runs, and no longer: a
+    caller's later files (a bot it builds for a sandboxed user to read) keep the caller's umask."""
+    from arena.cli import main
+
+    before = os.umask(0o022)
+    try:
+        assert main(["standings", str(tmp_path / "missing.toml")]) != 0
+        assert os.umask(0o022) == 0o022
+    finally:
+        os.umask(before)
+    assert "missing.toml" in capsys.readouterr().err

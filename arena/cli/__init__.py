@@ -49,8 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.INFO if args.verbose == 1 else logging.DEBUG,
                             format="%(name)s: %(message)s")
-    os.umask(0o077)  # results, records, logs and tournament files: the staff's user's only
-    return args.func(args)
+    umask = os.umask(0o077)  # results, records, logs and tournament files: the staff's user's only
+    try:
+        return args.func(args)
+    finally:  # called in-process (tests, scripts): what the caller creates afterwards is as before
+        os.umask(umask)
 
 
 if __name__ == "__main__":
