@@ -54,6 +54,7 @@ def bare_round_trip(n: int = 3000) -> list[float]:
     with RefereeEndpoint() as endpoint:
         child = subprocess.Popen([sys.executable, "-c", ECHO], env=dict(os.environ, E=endpoint.endpoint))
         identity, _ = endpoint.receive(10.0)
+        endpoint.bind(identity)  # as the referee does after a valid hello
         times = []
         for ply in range(n):
             message["ply"] = ply
