@@ -129,3 +129,14 @@ def test_calibration_with_the_bot_processes_started():
            "bot_starts": 4}
     assert calibrated_start_s(run) == pytest.approx(((10 - 2) / 3 - 1) * 2 * 6 / 4, abs=1e-6)
     assert calibrated_start_s(dict(run, bot_starts=0)) == pytest.approx((10 - 2) / 3 - 1, abs=1e-6)
+
+
+def test_calibration_lowers_the_pool_start_only_when_the_games_alone_fill_the_run():
+    from arena.tournament.plan import calibrated_pool_s
+
+    # 6 matches of 1 s on 2 workers: 3 s of games; a 4 s run leaves 1 s for the pool (and no bot start)
+    quick = {"wall_s": 4.0, "workers": 2, "matches": 6, "games": 12, "game_s": 6.0, "phases": 1}
+    assert calibrated_pool_s(quick) == pytest.approx(1.0)
+    assert calibrated_start_s(quick) == 0.0
+    assert calibrated_pool_s(dict(quick, wall_s=10.0)) == POOL_START_S
+    assert calibrated_pool_s({"wall_s": None}) == POOL_START_S

@@ -29,10 +29,16 @@ from arena.match.reuse import IDLE_MAX
 from arena.tournament.runner import Tournament, duration, plan
 from arena.tournament.store import Store
 
-BOT_START_S = 0.8
-"""Starting a match's two bot processes (Python bots: interpreter, imports, hello), seconds;
-measured on 2 shared cores (0.75 to 0.85 s between one match's last game and the next's first).
-The model charges half of it for each bot process a worker starts."""
+BOT_START_S = 0.4
+"""Starting a match's two bot processes (Python bots: interpreter, imports, hello) in a worker that
+keeps its bots (arena.match.reuse.BotHub: its socket, watchdog and directory are already there),
+seconds; the model charges half of it for each bot process a worker starts. Measured on 2 shared
+cores: benchmarks/swiss_200.py's first run, where no bot is kept from one match to the next,
+0.36 s a match (151 matches, 35.6 s on 2 workers, 6 s of games)."""
+FRESH_MATCH_START_S = 0.6
+"""Starting a match's two bots without reuse (`--cluster`, pin_cpus): the bots plus the match's own
+socket, watchdog and directory, seconds. benchmarks/tournament_scaling.py, the same round-robin
+with bots started every match and with bots kept: 0.28 to 0.31 s more per bot process started."""
 POOL_START_S = 2.0
 """Starting the pool of worker processes, once per run, seconds."""
 _BISECTION_STEPS = 40
@@ -161,13 +167,14 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None,
     """The plan of `tournament` on `workers` workers, from its stored games when `store` is given.
     `reuse`: the workers keep their bots between matches (the default pool; not a Dask cluster)."""
     records: list[GameRecord] = [g.record for g in store.iter_games()] if store is not None else []
-    start_s = BOT_START_S
+    start_s = BOT_START_S if reuse else FRESH_MATCH_START_S
+    pool_s = POOL_START_S
     if records:
         plies = sum(len(r.moves) for r in records) / len(records)
         game_s = sum(r.duration_s for r in records) / len(records)
         last = store.last_run() if store is not None else None
         if last:
-            start_s = calibrated_start_s(last)
+            start_s, pool_s = calibrated_start_s(last), calibrated_pool_s(last)
     else:
         plies = typical_plies(tournament.game, tournament.params)
         game_s = clock_game_s(tournament.time_control, plies)
@@ -180,7 +187,7 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None,
     idle_max = IDLE_MAX if reuse and not tournament.limits.pin_cpus else 0
 
     def wall_of(phases: list[list[Task]]) -> float:
-        return POOL_START_S + schedule_s(phases, workers, game_s, start_s, idle_max) if phases else 0.0
+        return pool_s + schedule_s(phases, workers, game_s, start_s, idle_max) if phases else 0.0
 
     def tasks_of(pairs: Sequence[tuple[str, str]]) -> list[Task]:  # first chunks first, as runner.plan
         return [Task(pair, g) for g in chunk_games for pair in pairs]
@@ -231,6 +238,19 @@ def calibrated_start_s(run: dict) -> float:
         middle = (low + high) / 2
         low, high = (middle, high) if model(middle) < wall else (low, middle)
     return (low + high) / 2
+
+
+def calibrated_pool_s(run: dict) -> float:
+    """POOL_START_S, or less when the run (Store.last_run) took less than the pool's start plus its
+    games with no time at all to start bots: then what is left of its wall time after the games."""
+    try:
+        wall, workers = float(run["wall_s"]), int(run["workers"])
+        matches, phases = int(run["matches"]), max(1, int(run["phases"]))
+        mean = float(run["game_s"]) / matches
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return POOL_START_S
+    games_s = phases * makespan([mean] * max(1, round(matches / phases)), workers)
+    return min(POOL_START_S, max(0.0, wall - games_s))
 
 
 def _rounds_begun(tournament: Tournament, results: dict[str, dict[int, float]]) -> int:
