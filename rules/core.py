@@ -222,6 +222,7 @@ class BoardText:
 
     def __init__(self, rows: int, cols: int, first: str, second: str, empty: str) -> None:
         self.rows, self.cols = rows, cols
+        self._cells = rows * cols
         self.symbols = (first, second, empty)
         self._row_mask = (1 << cols) - 1
         self._boards: dict[int, tuple[str, ...]] = {}
@@ -231,8 +232,9 @@ class BoardText:
         return board_text, (self.rows, self.cols, *self.symbols)
 
     def board(self, first: int, second: int) -> list[str]:
-        """The rows (a fresh list) of the board with `first`'s and `second`'s pieces on those bits."""
-        key = first | second << (self.rows * self.cols)
+        """The rows (a fresh list) of the board with `first`'s and `second`'s pieces on those bits,
+        remembered for a board seen again (Fanorona's history)."""
+        key = first | second << self._cells
         rows = self._boards.get(key)
         if rows is None:
             rows = self._board(first, second)
@@ -240,6 +242,10 @@ class BoardText:
                 self._boards.clear()
             self._boards[key] = rows
         return list(rows)
+
+    def rows_of(self, first: int, second: int) -> list[str]:
+        """The same rows, not remembering the board (for games whose boards do not come back)."""
+        return list(self._board(first, second))
 
     def _board(self, first: int, second: int) -> tuple[str, ...]:
         cols, mask, memo = self.cols, self._row_mask, self._rows

@@ -399,7 +399,7 @@ class DomineeringState(State):
         return set(options[1])
 
     def to_wire(self) -> dict[str, Any]:
-        rows = self.game._board_text.board(self._x, self._o)
+        rows = self.game._board_text.rows_of(self._x, self._o)
         return {
             "game": self.game.name,
             "params": self.game.params,

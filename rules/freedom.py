@@ -360,7 +360,7 @@ class FreedomState(State):
         )
 
     def to_wire(self) -> dict[str, Any]:
-        board = self.game._board_text.board(*self._stones)
+        board = self.game._board_text.rows_of(*self._stones)
         return {
             "game": self.game.name,
             "params": self.game.params,

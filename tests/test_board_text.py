@@ -64,3 +64,10 @@ def test_to_wire_reads_back_as_the_same_state_over_whole_games(name):
             assert game.state_from_wire(state.to_wire()) == state
             state = state.play(rng.choice(state.legal_moves()))
         assert game.state_from_wire(state.to_wire()) == state
+
+
+def test_rows_of_gives_the_same_rows_without_remembering_the_board():
+    text = BoardText(3, 4, "X", "O", ".")
+    first, second = 0b100000000001, 0b000000010010
+    assert text.rows_of(first, second) == cell_by_cell(3, 4, first, second)
+    assert not text._boards
