@@ -7,9 +7,12 @@ Each game module subclasses both; `rules.load` builds a Game by name.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, ClassVar
 
 SEATS = (0, 1)
+BOARD_TEXT_MEMO_MAX = 1 << 15
+"""Boards (and rows) a BoardText remembers before it forgets them all (about 2 MB at most)."""
 
 
 class InvalidMoveError(ValueError):
@@ -210,3 +213,60 @@ def _coerce(game: str, key: str, value: Any, default: Any) -> Any:
             return value
         raise ValueError(f"{game}: parameter {key!r} must be a string, got {value!r}")
     return value
+
+
+class BoardText:
+    """A board of two bitboards as rows of text (cell r*cols + c is row r, column c; row 1 first),
+    for to_wire, which the referee calls every turn: whole boards and single rows are remembered,
+    since a move changes few rows and Fanorona's history repeats the boards before it."""
+
+    def __init__(self, rows: int, cols: int, first: str, second: str, empty: str) -> None:
+        self.rows, self.cols = rows, cols
+        self._cells = rows * cols
+        self.symbols = (first, second, empty)
+        self._row_mask = (1 << cols) - 1
+        self._boards: dict[int, tuple[str, ...]] = {}
+        self._rows: dict[int, str] = {}
+
+    def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) without what it remembers
+        return board_text, (self.rows, self.cols, *self.symbols)
+
+    def board(self, first: int, second: int) -> list[str]:
+        """The rows (a fresh list) of the board with `first`'s and `second`'s pieces on those bits,
+        remembered for a board seen again (Fanorona's history)."""
+        key = first | second << self._cells
+        rows = self._boards.get(key)
+        if rows is None:
+            rows = self._board(first, second)
+            if len(self._boards) >= BOARD_TEXT_MEMO_MAX:
+                self._boards.clear()
+            self._boards[key] = rows
+        return list(rows)
+
+    def rows_of(self, first: int, second: int) -> list[str]:
+        """The same rows, not remembering the board (for games whose boards do not come back)."""
+        return list(self._board(first, second))
+
+    def _board(self, first: int, second: int) -> tuple[str, ...]:
+        cols, mask, memo = self.cols, self._row_mask, self._rows
+        out = []
+        for shift in range(0, self.rows * cols, cols):
+            key = (first >> shift & mask) | (second >> shift & mask) << cols
+            text = memo.get(key)
+            if text is None:
+                text = self._row(key & mask, key >> cols)
+                if len(memo) >= BOARD_TEXT_MEMO_MAX:
+                    memo.clear()
+                memo[key] = text
+            out.append(text)
+        return tuple(out)
+
+    def _row(self, first: int, second: int) -> str:
+        one, two, empty = self.symbols
+        return "".join(one if first >> c & 1 else two if second >> c & 1 else empty for c in range(self.cols))
+
+
+@cache
+def board_text(rows: int, cols: int, first: str, second: str, empty: str) -> BoardText:
+    """The BoardText of that size and symbols, shared by every game that uses it."""
+    return BoardText(rows, cols, first, second, empty)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
+from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State, board_text
 
 Bitboard = int
 
@@ -33,12 +33,6 @@ SYMBOL = {VERTICAL: "X", HORIZONTAL: "O"}
 MAX_SIDE = 26  # columns are the letters A..Z; rows are limited the same way
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 EMPTY = "."  # the empty cell in to_wire()'s board strings
-_NIBBLE_TEXT = tuple(
-    "".join("X" if x >> j & 1 else "O" if o >> j & 1 else EMPTY for j in range(4))
-    for o in range(16) for x in range(16)
-)
-"""Four cells of a board row as text, indexed by (X bits | O bits << 4): to_wire runs every turn."""
-
 NO_LEGAL_MOVE = "no legal move"
 
 # Row number then column letter, optionally in brackets, optionally separated by a comma or
@@ -142,6 +136,7 @@ class Domineering(Game):
             )
         self._params["first"] = first
         self._board = _board(self._params["rows"], self._params["cols"])
+        self._board_text = board_text(self._params["rows"], self._params["cols"], "X", "O", EMPTY)
         # _vertical[seat]: does that seat place vertical dominoes?
         self._vertical = (first == VERTICAL, first != VERTICAL)
 
@@ -404,16 +399,7 @@ class DomineeringState(State):
         return set(options[1])
 
     def to_wire(self) -> dict[str, Any]:
-        board = self.game._board
-        cols = board.cols
-        x, o = self._x, self._o
-        nibbles = range(0, cols, 4)
-        rows = []
-        for r in range(board.rows):
-            shift = r * cols
-            xr, orow = x >> shift, o >> shift
-            text = "".join([_NIBBLE_TEXT[(xr >> k & 15) | (orow >> k & 15) << 4] for k in nibbles])
-            rows.append(text[:cols])
+        rows = self.game._board_text.rows_of(self._x, self._o)
         return {
             "game": self.game.name,
             "params": self.game.params,

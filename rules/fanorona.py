@@ -19,7 +19,7 @@ import re
 from functools import cache
 from typing import Any
 
-from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
+from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State, board_text
 
 Bitboard = int
 Color = int
@@ -160,6 +160,7 @@ class Fanorona(Game):
             raise ValueError(f"fanorona: parameter 'repetition' must be 0 (off) or at least 2, "
                              f"got {p['repetition']!r}")
         self._geo = geometry(p["rows"], p["cols"])
+        self._board_text = board_text(p["rows"], p["cols"], "W", "B", EMPTY)
 
     def start(self) -> FanoronaState:
         geo, rows, cols = self._geo, self.rows, self.cols
@@ -425,15 +426,7 @@ class FanoronaState(State):
 
     # --- display and wire ---
     def _rows(self, code_white: Bitboard, code_black: Bitboard) -> list[str]:
-        cols, rows = self.game.cols, self.game.rows
-        out = []
-        for r in range(rows):
-            line = []
-            for c in range(cols):
-                bit = 1 << (r * cols + c)
-                line.append("W" if code_white & bit else "B" if code_black & bit else EMPTY)
-            out.append("".join(line))
-        return out
+        return self.game._board_text.board(code_white, code_black)
 
     def to_wire(self) -> dict[str, Any]:
         g = self.game

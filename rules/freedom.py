@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
+from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State, board_text
 
 Bitboard = int
 Cell = int
@@ -116,6 +116,7 @@ class Freedom(Game):
         if not MIN_SIZE <= size <= MAX_SIZE:
             raise ValueError(f"freedom: size must be between {MIN_SIZE} and {MAX_SIZE}, got size={size!r}")
         self._tables = _tables(size)
+        self._board_text = board_text(size, size, STONE_CHARS[WHITE], STONE_CHARS[BLACK], EMPTY_CHAR)
 
     def start(self) -> FreedomState:
         return FreedomState._make(self, (0, 0), None, False)
@@ -359,7 +360,7 @@ class FreedomState(State):
         )
 
     def to_wire(self) -> dict[str, Any]:
-        board = [self._row_chars(r) for r in range(self._tables.size)]
+        board = self.game._board_text.rows_of(*self._stones)
         return {
             "game": self.game.name,
             "params": self.game.params,

@@ -9,7 +9,17 @@ import pytest
 
 from arena.cli.tournament import main as tournament_main
 from arena.tournament import runner as tmod
-from arena.tournament.plan import POOL_START_S, calibrated_start_s, estimate, makespan, typical_plies
+from arena.tournament.plan import (
+    BOT_START_S,
+    POOL_START_S,
+    Task,
+    calibrated_start_s,
+    circle_rounds,
+    estimate,
+    makespan,
+    schedule_s,
+    typical_plies,
+)
 from arena.tournament.store import DB_NAME, Store
 from tests.test_tournament import BROKEN, write
 
@@ -31,9 +41,13 @@ def test_counts_for_each_format(tmp_path):
     assert (g.games, g.matches) == (4 * 2, 4)
     s = estimate(tmod.load(write(tmp_path / "s.toml", bots=bots, extra='format = "swiss"\nrounds = 3')), 2)
     assert (s.games, s.matches) == (3 * 2 * 2, 3 * 2)
-    # a Swiss plays its rounds one after the other (one pool): 3 rounds take 3 times as long as 1
-    one = estimate(tmod.load(write(tmp_path / "s1.toml", bots=bots, extra='format = "swiss"\nrounds = 1')), 2)
-    assert s.full_wall_s - POOL_START_S == pytest.approx(3 * (one.full_wall_s - POOL_START_S))
+    # a Swiss plays its rounds one after the other (one pool): with every bot started for each
+    # match 3 rounds take 3 times as long as 1; with bots kept, the later rounds start fewer
+    one_file = tmod.load(write(tmp_path / "s1.toml", bots=bots, extra='format = "swiss"\nrounds = 1'))
+    three_file = tmod.load(tmp_path / "s.toml")
+    one, three = estimate(one_file, 2, reuse=False), estimate(three_file, 2, reuse=False)
+    assert three.full_wall_s - POOL_START_S == pytest.approx(3 * (one.full_wall_s - POOL_START_S))
+    assert s.full_wall_s - POOL_START_S < 3 * (estimate(one_file, 2).full_wall_s - POOL_START_S)
 
 
 def test_typical_plies_are_reproducible():
@@ -75,3 +89,54 @@ def test_estimate_after_a_run_predicts_the_next_run_within_30_percent(tmp_path):
     print(f"predicted {predicted.full_wall_s:.2f} s, measured {second.wall_s:.2f} s "
           f"(first run {first.wall_s:.2f} s)")
     assert error <= 0.30, (predicted.full_wall_s, second.wall_s, first.wall_s)
+
+
+def test_schedule_starts_a_kept_bot_once_per_worker():
+    """Hand-worked: one worker, bots a b c, 1 s a game, 0.8 s to start a match's two bots."""
+    tasks = [Task(("a", "b"), 1), Task(("a", "c"), 1), Task(("b", "c"), 1)]
+    # kept: a, b started (0.8) then c (0.4), then nothing: 3 games + 1.2 s of starts
+    assert schedule_s([tasks], 1, 1.0, 0.8, idle_max=8) == pytest.approx(3 + 1.2)
+    # not kept: every match starts both
+    assert schedule_s([tasks], 1, 1.0, 0.8, idle_max=0) == pytest.approx(3 + 3 * 0.8)
+    # two idle bots kept at most: after a-c, b (least recently used) was dropped, so b-c starts b
+    assert schedule_s([tasks], 1, 1.0, 0.8, idle_max=2) == pytest.approx(3 + 0.8 + 0.4 + 0.4)
+    # two workers: each starts its own bots; the second phase begins when the first has ended
+    two = schedule_s([tasks[:2], tasks[2:]], 2, 1.0, 0.8, idle_max=8)
+    assert two == pytest.approx((1 + 0.8) + (1 + 0.4))  # b-c goes to worker 0, which keeps b only
+
+
+def test_circle_rounds_never_repeat_a_pairing():
+    names = [f"b{i}" for i in range(7)]
+    rounds = circle_rounds(names, 6)
+    pairs = [frozenset(p) for r in rounds for p in r]
+    assert len(pairs) == len(set(pairs)) == 6 * 3
+    assert all(len({n for p in r for n in p}) == 6 for r in rounds)  # one bye a round
+
+
+def test_the_estimate_counts_kept_bots_once(tmp_path):
+    bots = [f"b{i}" for i in range(6)]
+    tour = tmod.load(write(tmp_path / "rr.toml", bots=bots, games=2, per_task=2))
+    kept, fresh = estimate(tour, 2), estimate(tour, 2, reuse=False)
+    assert kept.game_s == fresh.game_s and kept.matches == fresh.matches == 15
+    # 15 matches: 30 bot starts without reuse; with it at most 6 bots on each of 2 workers
+    saved = fresh.full_wall_s - kept.full_wall_s
+    assert saved >= (30 - 12) * BOT_START_S / 2 / 2 - 1e-9
+
+
+def test_calibration_with_the_bot_processes_started():
+    # 6 matches on 2 workers, 4 bot starts in all: 2 s pool + 3 waves of (start/2 * 4/6 + 1 s) = 10 s
+    run = {"wall_s": 10.0, "workers": 2, "matches": 6, "games": 12, "game_s": 6.0, "phases": 1,
+           "bot_starts": 4}
+    assert calibrated_start_s(run) == pytest.approx(((10 - 2) / 3 - 1) * 2 * 6 / 4, abs=1e-6)
+    assert calibrated_start_s(dict(run, bot_starts=0)) == pytest.approx((10 - 2) / 3 - 1, abs=1e-6)
+
+
+def test_calibration_lowers_the_pool_start_only_when_the_games_alone_fill_the_run():
+    from arena.tournament.plan import calibrated_pool_s
+
+    # 6 matches of 1 s on 2 workers: 3 s of games; a 4 s run leaves 1 s for the pool (and no bot start)
+    quick = {"wall_s": 4.0, "workers": 2, "matches": 6, "games": 12, "game_s": 6.0, "phases": 1}
+    assert calibrated_pool_s(quick) == pytest.approx(1.0)
+    assert calibrated_start_s(quick) == 0.0
+    assert calibrated_pool_s(dict(quick, wall_s=10.0)) == POOL_START_S
+    assert calibrated_pool_s({"wall_s": None}) == POOL_START_S

@@ -74,6 +74,10 @@ class Turns:
         state = start
         moves = list(start_moves)
         game_id = record.game_id
+        send, keep = self.players.send, record.moves.append
+        # Each ply computes its legal list (sent, then the move is looked up in it: the rules check
+        # only a move not listed as such), its wire state (the rules remember board rows) and one
+        # MoveRecord, once: benchmarks/referee_overhead.py.
         while (outcome := state.outcome) is None:
             seat = state.seat
             bot = seated[seat]
@@ -83,8 +87,8 @@ class Turns:
             if self.limits.suspend:  # no pondering on the opponent's time
                 for player in seated:
                     player.process.resume() if player is bot else player.process.suspend()  # type: ignore[union-attr]
-            self.players.send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
-                                    "moves": moves, "legal": legal, "time_left_s": left})
+            send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
+                       "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
             deadline = sent + left + clocks[seat].margin
             move, info, used, erred = self._await_move(seat, game_id, ply, sent, deadline, left)
@@ -96,7 +100,7 @@ class Turns:
             moves.append(move)
             banks[seat] = clocks[seat].bank_after(banks[seat], used)
             done = MoveRecord(ply, seat, move, round(used, 6), info)
-            record.moves.append(done)
+            keep(done)
             if on_move is not None:
                 on_move(record, done, state)
         return outcome
@@ -170,6 +174,8 @@ class Turns:
                 raise Forfeited(seat, Forfeit.TIMEOUT, f"the move for ply {ply} came "
                                 f"{received - sent:.3f} s after the turn, over the limit")
             info = message.get("info")
+            if not info:  # most moves: nothing to clean
+                return message["move"], {}, received - sent, False
             erred = isinstance(info, dict) and bool(info.get("error"))
             return message["move"], clean_info(info), received - sent, erred
         if _is_reply(sender, message, bot, RESIGN, game_id, ply):

@@ -1,29 +1,44 @@
 """Before a run: how many games and matches a tournament has, and about how long it will take.
 
 The estimate of the wall time schedules the matches still to play on the workers (each takes the
-next match in the runner's order as soon as it is free), a match lasting the start of its two bots
-plus its games. A game lasts, until games are stored, its typical number of plies (random
-playouts of the game with its parameters) times the clock's time a move, that is bots using their
-whole clock: an upper bound for bots that answer sooner. Once games are stored it lasts their
-measured mean, and the start of a match is calibrated on the last run (Store.last_run: the start
-cost per match that makes this model give that run's measured wall time). A Swiss is played round
-after round, so its rounds add up.
+next match in the runner's order as soon as it is free), a match lasting the start of those of its
+two bots its worker does not keep already, plus its games. With bots kept between matches (the
+default pool, arena.match.reuse) each worker keeps the bots of its last matches (up to
+reuse.IDLE_MAX idle ones, the least recently used stopped first), so a bot is started once per
+worker rather than once per match; without (`--cluster`, `pin_cpus`) every match starts both.
+A game lasts, until games are stored, its typical number of plies (random playouts of the game
+with its parameters) times the clock's time a move, that is bots using their whole clock: an upper
+bound for bots that answer sooner. Once games are stored it lasts their measured mean, and the
+start of a bot is calibrated on the last run (Store.last_run: the start cost per bot process that
+makes this model give that run's measured wall time with the bot processes it started). A Swiss
+is played round after round, so its rounds add up; its later rounds, not paired yet, are stood in
+for by rounds of the circle method (each bot meets a new opponent every round).
 """
 from __future__ import annotations
 
 import heapq
 import random
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import rules
 from arena.match.clock import TimeControl
 from arena.match.records import GameRecord
+from arena.match.reuse import IDLE_MAX
 from arena.tournament.runner import Tournament, duration, plan
 from arena.tournament.store import Store
 
-BOT_START_S = 0.8
-"""Starting a match's two bot processes (Python bots: interpreter, imports, hello), seconds;
-measured on 2 shared cores (0.75 to 0.85 s between one match's last game and the next's first)."""
+BOT_START_S = 0.4
+"""Starting a match's two bot processes (Python bots: interpreter, imports, hello) in a worker that
+keeps its bots (arena.match.reuse.BotHub: its socket, watchdog and directory are already there),
+seconds; the model charges half of it for each bot process a worker starts. Measured on 2 shared
+cores: benchmarks/swiss_200.py's first run, where no bot is kept from one match to the next,
+0.36 s a match (151 matches, 35.6 s on 2 workers, 6 s of games)."""
+FRESH_MATCH_START_S = 0.6
+"""Starting a match's two bots without reuse (`--cluster`, pin_cpus): the bots plus the match's own
+socket, watchdog and directory, seconds. benchmarks/tournament_scaling.py, the same round-robin
+with bots started every match and with bots kept: 0.28 to 0.31 s more per bot process started."""
 POOL_START_S = 2.0
 """Starting the pool of worker processes, once per run, seconds."""
 _BISECTION_STEPS = 40
@@ -95,16 +110,71 @@ def makespan(durations: list[float], workers: int) -> float:
     return max(free)
 
 
-def estimate(tournament: Tournament, workers: int, store: Store | None = None) -> Estimate:
-    """The plan of `tournament` on `workers` workers, from its stored games when `store` is given."""
+@dataclass(frozen=True)
+class Task:
+    """One match as the plan schedules it: its two bots (names) and its number of games."""
+
+    bots: tuple[str, str]
+    games: int
+
+
+def schedule_s(phases: Sequence[Sequence[Task]], workers: int, game_s: float, start_s: float,
+               idle_max: int) -> float:
+    """The wall time of `phases` (each phase begins when the one before has ended: Swiss rounds)
+    whose tasks are taken in order by `workers` workers, each as soon as it is free. A task lasts
+    its games plus `start_s / 2` for each of its bots its worker does not keep; a worker keeps the
+    bots of its last tasks, at most `idle_max` between tasks, the least recently used dropped first
+    (arena.match.reuse.BotHub; `idle_max` 0: every match starts both bots)."""
+    count = max(1, workers)
+    kept: list[OrderedDict[str, None]] = [OrderedDict() for _ in range(count)]
+    now = 0.0
+    for phase in phases:
+        free = [(now, w) for w in range(count)]
+        for task in phase:
+            at, w = heapq.heappop(free)
+            held = kept[w]
+            starts = 0
+            for name in task.bots:
+                if name in held:
+                    del held[name]
+                else:
+                    starts += 1
+            for name in task.bots:
+                held[name] = None
+            while len(held) > idle_max:
+                held.popitem(last=False)
+            heapq.heappush(free, (at + starts * start_s / 2 + task.games * game_s, w))
+        now = max(at for at, _ in free)
+    return now
+
+
+def circle_rounds(names: Sequence[str], rounds: int) -> list[list[tuple[str, str]]]:
+    """`rounds` rounds of the circle method over `names` (no pairing repeats within n - 1 rounds; the
+    odd one out sits out): the stand-in for Swiss rounds not paired yet."""
+    order = list(names) + ([""] if len(names) % 2 else [])
+    n = len(order)
+    out = []
+    for r in range(rounds):
+        rest = order[1:]
+        shift = r % max(1, n - 1)
+        ring = [order[0]] + rest[shift:] + rest[:shift]
+        out.append([(ring[i], ring[n - 1 - i]) for i in range(n // 2) if ring[i] and ring[n - 1 - i]])
+    return out
+
+
+def estimate(tournament: Tournament, workers: int, store: Store | None = None,
+             reuse: bool = True) -> Estimate:
+    """The plan of `tournament` on `workers` workers, from its stored games when `store` is given.
+    `reuse`: the workers keep their bots between matches (the default pool; not a Dask cluster)."""
     records: list[GameRecord] = [g.record for g in store.iter_games()] if store is not None else []
-    start_s = BOT_START_S
+    start_s = BOT_START_S if reuse else FRESH_MATCH_START_S
+    pool_s = POOL_START_S
     if records:
         plies = sum(len(r.moves) for r in records) / len(records)
         game_s = sum(r.duration_s for r in records) / len(records)
         last = store.last_run() if store is not None else None
         if last:
-            start_s = calibrated_start_s(last)
+            start_s, pool_s = calibrated_start_s(last), calibrated_pool_s(last)
     else:
         plies = typical_plies(tournament.game, tournament.params)
         game_s = clock_game_s(tournament.time_control, plies)
@@ -114,51 +184,73 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None) -
     chunk_games = [min(per_task, tournament.games_per_pairing - i)
                    for i in range(0, tournament.games_per_pairing, per_task)]
 
-    def task_s(games: int) -> float:
-        return start_s + games * game_s
+    idle_max = IDLE_MAX if reuse and not tournament.limits.pin_cpus else 0
 
-    phases = tournament.rounds if tournament.format == "swiss" else 1
-    pairings = (tournament.pairings_per_round() if tournament.format == "swiss"
-                else len(tournament.pairings()))
-    full_phase = [task_s(g) for g in chunk_games for _ in range(pairings)]
-    full_wall = POOL_START_S + phases * makespan(full_phase, workers)
-    specs = plan(tournament, stored, results)
-    left_matches = len(specs)
-    wall = POOL_START_S + makespan([task_s(len(s.game_numbers)) for s in specs], workers) if specs else 0.0
+    def wall_of(phases: list[list[Task]]) -> float:
+        return pool_s + schedule_s(phases, workers, game_s, start_s, idle_max) if phases else 0.0
+
+    def tasks_of(pairs: Sequence[tuple[str, str]]) -> list[Task]:  # first chunks first, as runner.plan
+        return [Task(pair, g) for g in chunk_games for pair in pairs]
+
     if tournament.format == "swiss":
-        played_rounds = _rounds_begun(tournament, results)
-        later = max(0, tournament.rounds - played_rounds)
-        wall += later * makespan(full_phase, workers)
-        left_matches += later * len(full_phase)
+        names = [b.name for b in tournament.bots]
+        full_phases = [tasks_of(pairs) for pairs in circle_rounds(names, tournament.rounds)]
+    else:
+        full_phases = [tasks_of([(p.a, p.b) for p in tournament.pairings()])]
+    full_wall = wall_of(full_phases)
+    specs = plan(tournament, stored, results)
+    left_phases = [[Task((s.bots[0].name, s.bots[1].name), len(s.game_numbers)) for s in specs]]
+    left_phases = left_phases if specs else []
+    if tournament.format == "swiss":
+        later = max(0, tournament.rounds - _rounds_begun(tournament, results))
+        left_phases += full_phases[len(full_phases) - later:] if later else []
+    wall = wall_of(left_phases)
+    left_matches = sum(len(p) for p in left_phases)
     left = tournament.total_games() - sum(len(v) for v in stored.values())
     return Estimate(
         name=tournament.name, kind=describe(tournament), games=tournament.total_games(),
-        matches=phases * len(full_phase), left=left, left_matches=left_matches, workers=workers,
+        matches=sum(len(p) for p in full_phases), left=left, left_matches=left_matches, workers=workers,
         plies=plies, game_s=game_s, measured_games=len(records), wall_s=wall, full_wall_s=full_wall,
     )
 
 
 def calibrated_start_s(run: dict) -> float:
-    """The start cost per match that makes the model give the wall time of `run` (Store.last_run:
-    wall_s, workers, matches, game_s, phases), found by bisection; BOT_START_S if it cannot tell."""
+    """The cost of starting a match's two bots (twice that of one bot process) that makes the model
+    give the wall time of `run` (Store.last_run: wall_s, workers, matches, game_s, phases, and
+    bot_starts, the bot processes the run started: 2 a match when missing or 0), found by
+    bisection; BOT_START_S if it cannot tell."""
     try:
         wall, workers = float(run["wall_s"]), int(run["workers"])
         matches, phases = int(run["matches"]), max(1, int(run["phases"]))
         mean = float(run["game_s"]) / matches
+        starts_per_match = (int(run.get("bot_starts") or 0) or 2 * matches) / matches
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return BOT_START_S
     per_phase = max(1, round(matches / phases))
 
     def model(start: float) -> float:
-        return POOL_START_S + phases * makespan([start + mean] * per_phase, workers)
+        return POOL_START_S + phases * makespan([start / 2 * starts_per_match + mean] * per_phase, workers)
 
-    low, high = 0.0, max(wall, 0.0)
+    low, high = 0.0, max(wall, 0.0) * max(1.0, 2 / starts_per_match)
     if model(low) >= wall:
         return 0.0
     for _ in range(_BISECTION_STEPS):
         middle = (low + high) / 2
         low, high = (middle, high) if model(middle) < wall else (low, middle)
     return (low + high) / 2
+
+
+def calibrated_pool_s(run: dict) -> float:
+    """POOL_START_S, or less when the run (Store.last_run) took less than the pool's start plus its
+    games with no time at all to start bots: then what is left of its wall time after the games."""
+    try:
+        wall, workers = float(run["wall_s"]), int(run["workers"])
+        matches, phases = int(run["matches"]), max(1, int(run["phases"]))
+        mean = float(run["game_s"]) / matches
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return POOL_START_S
+    games_s = phases * makespan([mean] * max(1, round(matches / phases)), workers)
+    return min(POOL_START_S, max(0.0, wall - games_s))
 
 
 def _rounds_begun(tournament: Tournament, results: dict[str, dict[int, float]]) -> int:

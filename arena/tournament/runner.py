@@ -254,7 +254,8 @@ class RunSummary:
     def timing(self, workers: int) -> dict[str, float]:
         """What the plan calibrates its next estimates with (Store.record_run)."""
         return {"wall_s": round(self.wall_s, 3), "workers": workers, "matches": self.matches,
-                "games": self.stored, "game_s": round(self.game_s, 3), "phases": self.phases}
+                "games": self.stored, "game_s": round(self.game_s, 3), "phases": self.phases,
+                "bot_starts": self.bot_starts}
 
     @property
     def missing(self) -> int:
