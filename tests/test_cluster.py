@@ -86,6 +86,37 @@ def test_cluster_plays_the_same_games_as_the_local_pool(tmp_path, client):
     assert dask_table.equals(local_table), (dask_table, local_table)
 
 
+def test_each_worker_keeps_its_bots_from_one_match_to_the_next(tmp_path, client):
+    """Issue 15 on Dask: a worker starts a bot once and plays all its matches with that process;
+    the run counts the starts, and stops the kept bots when it ends."""
+    from arena.tournament import cluster
+
+    starts = tmp_path / "starts"
+    bots = [(name, ["sh", "-c", f"echo {name} $$ $PPID >> {starts}; exec {sys.executable} -m bots random"])
+            for name in ("a", "b", "c")]
+    tour = tmod.load(write(tmp_path / "keep.toml", games=4, bots=bots, per_task=1, limits='sandbox = "off"'))
+    summary = cluster.run(tour, tmp_path / "res", client, progress=None, check=False)
+    assert (summary.stored, summary.failures) == (12, [])  # 12 matches of one game: 24 seats
+    lines = [line.split() for line in starts.read_text().splitlines()]
+    workers = set(client.run(os.getpid).values())
+    by_worker: dict[tuple[str, int], set[int]] = {}
+    for name, pid, parent in lines:
+        by_worker.setdefault((name, int(parent)), set()).add(int(pid))
+    assert {parent for _, parent in by_worker} <= workers, (by_worker, workers)
+    assert all(len(pids) == 1 for pids in by_worker.values()), by_worker  # one process per bot and worker
+    assert len(lines) <= 3 * len(workers) and summary.bot_starts == len(lines), (lines, summary.bot_starts)
+    deadline = time.monotonic() + 10  # the run's end closed the workers' hubs: no bot left running
+    alive = {int(pid) for _, pid, _ in lines}
+    while alive and time.monotonic() < deadline:
+        for pid in list(alive):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                alive.discard(pid)
+        time.sleep(0.05)
+    assert not alive, f"kept bots still running after the run: {alive}"
+
+
 def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
     distributed = pytest.importorskip("distributed")
     from arena.tournament import cluster

@@ -27,14 +27,17 @@ them (`pip install 'arena[dask]'` adds them).
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import secrets
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -142,11 +145,105 @@ class MatchCancelled(Exception):
     """Raised inside a match whose task was cancelled, so that the referee stops its bots."""
 
 
-def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list[str]:
+class WorkerHubs:
+    """The bots a Dask worker process keeps from one match to the next (issue 15): one
+    arena.match.reuse.BotHub per worker thread (a hub's ZeroMQ socket is used from one thread), made
+    by the thread's first match of a run and kept for that run's next matches on the thread.
+
+    A hub is closed (its idle bots told bye and stopped) when the run ends (`end_run`, which the
+    parent calls on every worker), when the thread plays a match of another run, when a match ends
+    with an exception (a cancelled task: its bots are not left mid-game in the hub), or when the
+    worker process exits; a worker killed with kill -9 takes its bots with it (the hub's watchdog)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._hubs: dict[int, dict[str, Any]] = {}
+        """Thread id -> {"run": run id, "hub": BotHub, "busy": bool, "ended": bool}."""
+        self._starts: dict[str, int] = {}
+        """Run id -> bot processes the hubs of this worker started for it."""
+
+    def acquire(self, run_id: str) -> dict[str, Any]:
+        """This thread's hub entry for `run_id`, marked busy (another run's hub is closed first)."""
+        from arena.match.reuse import BotHub
+
+        thread = threading.get_ident()
+        with self._lock:
+            entry = self._hubs.pop(thread, None)
+        if entry is not None and (entry["run"] != run_id or entry["ended"]):
+            entry["hub"].close()
+            entry = None
+        if entry is None:
+            entry = {"run": run_id, "hub": BotHub(), "busy": False, "ended": False}
+        with self._lock:
+            entry["busy"] = True
+            self._hubs[thread] = entry
+        return entry
+
+    def release(self, entry: dict[str, Any], started: int, failed: bool) -> None:
+        """The match using `entry` is over, having started `started` bot processes; its hub is closed
+        if the match `failed` or its run has ended meanwhile."""
+        with self._lock:
+            entry["busy"] = False
+            self._starts[entry["run"]] = self._starts.get(entry["run"], 0) + started
+            close = failed or entry["ended"]
+            if close and self._hubs.get(threading.get_ident()) is entry:
+                del self._hubs[threading.get_ident()]
+        if close:
+            entry["hub"].close()
+
+    def end_run(self, run_id: str) -> int:
+        """Close the hubs of `run_id` (a busy one when its match ends); the bot processes started
+        for that run on this worker."""
+        closing = []
+        with self._lock:
+            for thread, entry in list(self._hubs.items()):
+                if entry["run"] == run_id:
+                    entry["ended"] = True
+                    if not entry["busy"]:
+                        closing.append(self._hubs.pop(thread))
+            started = self._starts.pop(run_id, 0)
+        for entry in closing:
+            entry["hub"].close()
+        return started
+
+    def close_all(self) -> None:
+        """Close every hub (the worker process is exiting)."""
+        with self._lock:
+            entries, self._hubs = list(self._hubs.values()), {}
+        for entry in entries:
+            with contextlib.suppress(Exception):
+                entry["hub"].close()
+
+
+_WORKER_HUBS: WorkerHubs | None = None
+_WORKER_HUBS_LOCK = threading.Lock()
+
+
+def worker_hubs() -> WorkerHubs:
+    """This worker process's WorkerHubs, made on its first match and closed when the process exits."""
+    global _WORKER_HUBS
+    with _WORKER_HUBS_LOCK:
+        if _WORKER_HUBS is None:
+            from multiprocessing.util import Finalize
+
+            _WORKER_HUBS = WorkerHubs()
+            Finalize(_WORKER_HUBS, _WORKER_HUBS.close_all, exitpriority=10)
+            atexit.register(_WORKER_HUBS.close_all)
+        return _WORKER_HUBS
+
+
+def end_run(run_id: str) -> int:
+    """On a worker, when a run ends: close its hubs; the bot processes this worker started for it."""
+    return worker_hubs().end_run(run_id) if _WORKER_HUBS is not None else 0
+
+
+def run_match_task(spec: MatchSpec, parent_python: str = sys.executable, run_id: str = "") -> list[str]:
     """One match on a Dask worker: its game records as JSON, in game order.
 
-    A task cancelled while it runs (the run was interrupted, or its client went away) stops at the
-    next move instead of playing on for nobody: Dask itself cannot stop a running task."""
+    The bots come from this worker thread's hub for run `run_id` and go back to it (WorkerHubs), so
+    a bot is started once per worker thread rather than once per match. A task cancelled while it
+    runs (the run was interrupted, or its client went away) stops at the next move instead of
+    playing on for nobody (Dask itself cannot stop a running task), and its bots are stopped."""
     from arena.match.referee import run_match
 
     cancelled = _cancel_check()
@@ -158,7 +255,15 @@ def run_match_task(spec: MatchSpec, parent_python: str = sys.executable) -> list
         log_event({"game_id": record.game_id, "ply": state.ply, "seat": state.seat})
 
     spec = dataclasses.replace(spec, bots=tuple(localize(b, parent_python) for b in spec.bots))
-    return [record.to_json() for record in run_match(spec, on_move=on_move)]
+    hubs = worker_hubs()
+    entry = hubs.acquire(run_id)
+    before, failed = entry["hub"].started, True
+    try:
+        records = run_match(spec, on_move=on_move, hub=entry["hub"])
+        failed = False
+        return [record.to_json() for record in records]
+    finally:
+        hubs.release(entry, entry["hub"].started - before, failed)
 
 
 def _event_logger(topic: str) -> Callable[[dict[str, Any]], None]:
@@ -411,6 +516,9 @@ def run(
                     check_workers(client, tournament)
                 bar = tmod.Progress(tournament.total_games(), summary.already, progress)
                 bar.show()
+                run_id = secrets.token_hex(8)
+                if task is run_match_task:
+                    task = functools.partial(run_match_task, run_id=run_id)
                 try:
                     while specs:  # once for a round-robin or gauntlet; round by round for a Swiss
                         stored_before = summary.stored
@@ -422,6 +530,8 @@ def run(
                             summary.planned += sum(len(s.game_numbers) for s in specs)
                 except KeyboardInterrupt:
                     summary.interrupted = True
+                finally:
+                    summary.bot_starts += _end_run(client, run_id)
                 bar.show(final=True)
     summary.wall_s = time.monotonic() - started
     return summary
@@ -473,6 +583,16 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
     finally:
         if futures:
             client.cancel(list(futures))
+
+
+def _end_run(client: Any, run_id: str) -> int:
+    """Tell every worker the run is over (they close its hubs); the bot processes they started for
+    it (those of a worker that died are not counted)."""
+    try:
+        counts = client.run(end_run, run_id, on_error="return")
+    except Exception:  # the count is for the benchmarks; the workers' hubs close at their exit
+        return 0
+    return sum(n for n in counts.values() if isinstance(n, int))
 
 
 def _allowed_failures() -> int:

@@ -247,7 +247,8 @@ class RunSummary:
     game_s: float = 0.0
     """The games' own durations (GameRecord.duration_s) stored in this run, added up."""
     bot_starts: int = 0
-    """Bot processes the workers of the default pool started (a bot kept between matches counts once)."""
+    """Bot processes the workers started (a bot kept between matches counts once; on Dask, not those
+    of a worker that died)."""
     phases: int = 0
     """Pools started: 1, or one per Swiss round played."""
 
