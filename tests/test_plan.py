@@ -123,6 +123,18 @@ def test_the_estimate_counts_kept_bots_once(tmp_path):
     assert saved >= (30 - 12) * BOT_START_S / 2 / 2 - 1e-9
 
 
+def test_a_local_cluster_is_planned_with_kept_bots_like_the_pool(tmp_path, capsys):
+    """Dask workers keep their bots too (arena.tournament.cluster.WorkerHubs): `--cluster local:2`
+    plans as `--concurrency 2` does, not with every match starting both bots."""
+    path = write(tmp_path / "rr.toml", bots=[f"b{i}" for i in range(6)], games=2, per_task=2)
+    texts = []
+    for option in (["--concurrency", "2"], ["--cluster", "local:2"]):
+        assert tournament_main(["tournament", "plan", str(path), *option, "--results", str(tmp_path)]) == 0
+        texts.append(capsys.readouterr().out)
+    assert texts[0] == texts[1] == estimate(tmod.load(path), 2).text() + "\n"
+    assert texts[1] != estimate(tmod.load(path), 2, reuse=False).text() + "\n"
+
+
 def test_calibration_with_the_bot_processes_started():
     # 6 matches on 2 workers, 4 bot starts in all: 2 s pool + 3 waves of (start/2 * 4/6 + 1 s) = 10 s
     run = {"wall_s": 10.0, "workers": 2, "matches": 6, "games": 12, "game_s": 6.0, "phases": 1,

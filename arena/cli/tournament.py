@@ -132,7 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
     server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
-    plan = _estimate(tour, args.results, _workers(args), reuse=args.cluster is None)
+    plan = _estimate(tour, args.results, _workers(args))
     print(plan.text(), file=sys.stderr)
     print(f"{tour.name}: {tour.game}{_params(tour.game, tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, {_format(tour)}"
@@ -191,7 +191,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     """arena tournament plan TOURNAMENT [--concurrency N | --cluster ADDRESS]"""
     tour = tmod.load(args.tournament, check_commands=False)
     tmod.check_resumable(tour, args.results)
-    print(_estimate(tour, args.results, _workers(args), reuse=args.cluster is None).text())
+    print(_estimate(tour, args.results, _workers(args)).text())
     return EXIT_OK
 
 
@@ -218,7 +218,7 @@ def _workers(args: argparse.Namespace) -> int:
 
 def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True):
     """The plan's estimate, from the stored games if there are any; `reuse`: bots kept between
-    matches (the default pool, not --cluster)."""
+    matches (the default pool and --cluster workers alike)."""
     from arena.tournament.plan import estimate
     from arena.tournament.store import Store
 

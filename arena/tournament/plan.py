@@ -3,9 +3,10 @@
 The estimate of the wall time schedules the matches still to play on the workers (each takes the
 next match in the runner's order as soon as it is free), a match lasting the start of those of its
 two bots its worker does not keep already, plus its games. With bots kept between matches (the
-default pool, arena.match.reuse) each worker keeps the bots of its last matches (up to
-reuse.IDLE_MAX idle ones, the least recently used stopped first), so a bot is started once per
-worker rather than once per match; without (`--cluster`, `pin_cpus`) every match starts both.
+default pool and every thread of a `--cluster` worker, arena.match.reuse) each worker keeps the
+bots of its last matches (up to reuse.IDLE_MAX idle ones, the least recently used stopped first),
+so a bot is started once per worker rather than once per match; without (`pin_cpus`) every match
+starts both.
 A game lasts, until games are stored, its typical number of plies (random playouts of the game
 with its parameters) times the clock's time a move, that is bots using their whole clock: an upper
 bound for bots that answer sooner. Once games are stored it lasts their measured mean, and the
@@ -36,7 +37,7 @@ seconds; the model charges half of it for each bot process a worker starts. Meas
 cores: benchmarks/swiss_200.py's first run, where no bot is kept from one match to the next,
 0.36 s a match (151 matches, 35.6 s on 2 workers, 6 s of games)."""
 FRESH_MATCH_START_S = 0.6
-"""Starting a match's two bots without reuse (`--cluster`, pin_cpus): the bots plus the match's own
+"""Starting a match's two bots without reuse (pin_cpus): the bots plus the match's own
 socket, watchdog and directory, seconds. benchmarks/tournament_scaling.py, the same round-robin
 with bots started every match and with bots kept: 0.28 to 0.31 s more per bot process started."""
 POOL_START_S = 2.0
@@ -165,7 +166,8 @@ def circle_rounds(names: Sequence[str], rounds: int) -> list[list[tuple[str, str
 def estimate(tournament: Tournament, workers: int, store: Store | None = None,
              reuse: bool = True) -> Estimate:
     """The plan of `tournament` on `workers` workers, from its stored games when `store` is given.
-    `reuse`: the workers keep their bots between matches (the default pool; not a Dask cluster)."""
+    `reuse`: the workers keep their bots between matches (the default pool and Dask workers, each
+    thread of which is a worker here)."""
     records: list[GameRecord] = [g.record for g in store.iter_games()] if store is not None else []
     start_s = BOT_START_S if reuse else FRESH_MATCH_START_S
     pool_s = POOL_START_S
