@@ -105,16 +105,38 @@ def test_each_worker_keeps_its_bots_from_one_match_to_the_next(tmp_path, client)
     assert {parent for _, parent in by_worker} <= workers, (by_worker, workers)
     assert all(len(pids) == 1 for pids in by_worker.values()), by_worker  # one process per bot and worker
     assert len(lines) <= 3 * len(workers) and summary.bot_starts == len(lines), (lines, summary.bot_starts)
-    deadline = time.monotonic() + 10  # the run's end closed the workers' hubs: no bot left running
-    alive = {int(pid) for _, pid, _ in lines}
+    alive = still_running({int(pid) for _, pid, _ in lines}, 10)  # the run's end closed the hubs
+    assert not alive, f"kept bots still running after the run: {alive}"
+
+
+def descendants(pid: int) -> set[int]:
+    """The processes below `pid` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def still_running(pids: set[int], timeout_s: float) -> set[int]:
+    """Those of `pids` still running (not zombies) after up to `timeout_s` seconds."""
+    deadline, alive = time.monotonic() + timeout_s, set(pids)
     while alive and time.monotonic() < deadline:
         for pid in list(alive):
             try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                    alive.discard(pid)
+            except (OSError, IndexError):
                 alive.discard(pid)
         time.sleep(0.05)
-    assert not alive, f"kept bots still running after the run: {alive}"
+    return alive
 
 
 def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
@@ -140,12 +162,14 @@ def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
             busy = [w for w, keys in c.processing().items() if any("run_match_task" in str(k) for k in keys)]
             if stored >= 4 and busy:
                 pid = c.run(os.getpid, workers=[busy[0]])[busy[0]]
+                bots = descendants(pid)  # its kept bots and its match's, their sandboxes, the watchdog
                 os.kill(pid, signal.SIGKILL)  # mid-match: its task goes to another worker
                 killed = busy[0]
             time.sleep(0.02)
         runner.join(120)
         assert killed is not None, "no worker was killed: the run ended too soon"
         assert not runner.is_alive()
+        assert bots and not still_running(bots, 10), "the killed worker's bots outlived it"
     summary = outcome["summary"]
     assert summary.failures == [] and summary.stored == 48 and not summary.interrupted
     with sqlite3.connect(db) as con:

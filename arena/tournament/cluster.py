@@ -18,6 +18,9 @@ as its task completes, exactly as `tournament.run` does, so resume works the sam
 - Before the first match, every worker present checks that it can start every bot: the command
   resolves there (program and script files exist) and the bot says hello within the referee's
   start-up limit. ClusterError names the worker and the bot.
+- Each worker thread keeps the bots of its matches for its next matches of the run (WorkerHubs, a
+  BotHub per thread, as the local pool's workers do): a bot is started once per worker thread, not
+  once per match; the hubs close when the run ends, and die with their worker.
 - A bot command whose program is the parent's Python (shipped bots: `python -m bots NAME`) runs
   under the worker's Python; every other path must exist on the workers as on this machine
   (a shared file system, or the same directory copied to every worker): docs/cluster.md.
