@@ -109,6 +109,23 @@ def test_each_worker_keeps_its_bots_from_one_match_to_the_next(tmp_path, client)
     assert not alive, f"kept bots still running after the run: {alive}"
 
 
+def test_a_worker_with_two_threads_keeps_a_hub_for_each(tmp_path):
+    """A hub's socket is used from one thread: each thread of a worker keeps bots of its own."""
+    distributed = pytest.importorskip("distributed")
+    from arena.tournament import cluster
+
+    starts = tmp_path / "starts"
+    bots = [(name, ["sh", "-c", f"echo {name} $$ >> {starts}; exec {sys.executable} -m bots random"])
+            for name in ("a", "b", "c")]
+    tour = tmod.load(write(tmp_path / "two.toml", games=4, bots=bots, per_task=1, limits='sandbox = "off"'))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=":0") as local, distributed.Client(local) as c:
+        summary = cluster.run(tour, tmp_path / "res", c, progress=None, check=False)
+    assert (summary.stored, summary.failures) == (12, [])
+    lines = starts.read_text().splitlines()
+    assert summary.bot_starts == len(lines) <= 6, lines  # at most once per bot and thread, not 24
+
+
 def descendants(pid: int) -> set[int]:
     """The processes below `pid` (from /proc)."""
     parents: dict[int, int] = {}
