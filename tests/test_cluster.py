@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ENV, run_arena
 
 from arena.tournament import runner as tmod
 from arena.tournament.store import DB_NAME, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 def write(path: Path, games=4, bots=("r1", "r2", "r3"), per_task=2, limits: str = "") -> Path:
@@ -221,9 +221,7 @@ def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
     assert sorted(cluster.check_workers(client, ok)) == sorted(client.nthreads())
 
 
-def arena(*args: str, cwd: Path, env=ENV, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+arena = run_arena
 
 
 def test_command_line_on_a_local_cluster(tmp_path):

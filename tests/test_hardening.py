@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import rss_bytes, run_arena
 
 from arena.match.clock import TimeControl
 from arena.match.launcher import resolve_command
@@ -29,7 +29,6 @@ RAISING = HERE / "bots" / "raising.py"
 RANDOM = BotSpec("random", resolve_command("random"))
 PARAMS = {"rows": 5, "cols": 5}
 FAST = TimeControl(per_move=0.3, margin=0.05)
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 RSS_GROWTH_MAX = 64 << 20
 """How much the referee (this process) may grow while a mob of connections floods it (bytes)."""
 
@@ -43,17 +42,7 @@ def match(bots, games=1, time_control=FAST) -> MatchSpec:
                      game_numbers=tuple(range(games)), params=PARAMS)
 
 
-def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
+arena = run_arena
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import rss_bytes
 
 from arena.match.clock import TimeControl
 from arena.match.launcher import LOG_NAME, resolve_command
@@ -72,14 +73,6 @@ def _cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return "?"
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_arena
 
 from arena.match.records import GameRecord
 
@@ -15,10 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    env = dict(os.environ, PYTHONPATH=path)
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
+    return run_arena(*args, cwd=cwd, timeout=60)
 
 
 def test_a_match_prints_each_result_and_the_score_and_writes_the_records(tmp_path):

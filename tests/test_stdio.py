@@ -2,13 +2,12 @@
 real referee (every way a stdio bot can fail, and its stderr in the record)."""
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_arena
 
 from arena.match.clock import TimeControl
 from arena.match.launcher import LaunchError, check_command, display_name, resolve_command
@@ -146,11 +145,7 @@ def test_a_bot_that_cannot_start_is_crashed_with_the_reason_in_its_log():
 
 # --- stdio:COMMAND on arena's command lines ---
 
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    root = str(HERE.parent)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    return subprocess.run([sys.executable, "-m", "arena", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=120)
+arena = run_arena
 
 
 def test_match_and_watch_take_stdio_commands(tmp_path):

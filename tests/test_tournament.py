@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from conftest import ENV, arena_cmd, run_arena
 
 from arena.match.records import GameRecord, MoveRecord
 from arena.tournament import runner as tmod
@@ -21,7 +22,6 @@ from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_chang
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 def write(path: Path, games=2, bots=("r1", "r2", "r3"), extra="", time_s="0.2", game="domineering",
@@ -38,16 +38,7 @@ def write(path: Path, games=2, bots=("r1", "r2", "r3"), extra="", time_s="0.2", 
     return path
 
 
-def arena_cmd(*args: str) -> list[str]:
-    """The real `arena` command line (python -m arena once the CLI registers us)."""
-    if (ROOT / "arena" / "__main__.py").is_file() and (ROOT / "arena" / "cli.py").is_file() \
-            and "tournament_cli" in (ROOT / "arena" / "cli.py").read_text():
-        return [sys.executable, "-m", "arena", *args]
-    return [sys.executable, "-m", "arena.cli.tournament", *args]
-
-
-def arena(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(arena_cmd(*args), cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
+arena = run_arena
 
 
 def rows(db: Path) -> list[tuple]:

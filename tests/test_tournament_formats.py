@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ENV, arena_cmd
 
 from arena.match.records import GameRecord, MoveRecord
 from arena.tournament import runner as tmod
 from arena.tournament.formats import swiss_rounds
 from arena.tournament.standings import standings, swiss_byes
 from arena.tournament.store import DB_NAME, Store, StoredGame, fingerprint_change
-from tests.test_tournament import ENV, arena, arena_cmd, rows, write
+from tests.test_tournament import arena, rows, write
 
 # --- the file ---
 
