@@ -12,7 +12,7 @@ from pathlib import Path
 from arena.match import sandbox
 from arena.match.clock import TimeControl
 from arena.match.launcher import display_name, resolve_command
-from arena.match.spec import BotSpec, safe_name
+from arena.match.spec import BotSpec, params_text, safe_name
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_OK", "MAX_RUN_DIRS", "BadInput",
@@ -119,3 +119,10 @@ def new_run_dir(parent: Path, game: str, names: list[str], what: str = "director
             continue
         return parent / (base + suffix)
     raise BadInput(f"cannot make a new {what} under {parent}")
+
+
+def params_suffix(game: str, params: dict) -> str:
+    """" (rows=6, cols=6)" in the game's own order, or "" without parameters: what follows the
+    game's name in every command's header line."""
+    text = params_text(game, params)
+    return f" ({text})" if text else ""

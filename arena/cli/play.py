@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
-from typing import Any
 
 import rules
 from arena.cli.common import (
@@ -22,6 +21,7 @@ from arena.cli.common import (
     bot_specs,
     error,
     new_run_dir,
+    params_suffix,
     parse_clock,
     parse_params,
 )
@@ -30,7 +30,7 @@ from arena.match.launcher import display_name, resolve_command
 from arena.match.limits import Limits
 from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
-from arena.match.spec import BotSpec, MatchSpec, params_text
+from arena.match.spec import BotSpec, MatchSpec
 from arena.terminal import screen
 
 UNLIMITED = TimeControl(per_move=math.inf)
@@ -127,7 +127,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start,
                      limits=Limits(sandbox=args.sandbox))
     clocks = ", ".join(f"{b.name} {screen.describe_clock(b.time_control or bot_clock)}" for b in bots)
-    print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
+    print(screen.escape_controls(f"{args.game}{params_suffix(args.game, game.params)}: {bots[0].name} "
                                  f"(seat 0) vs {bots[1].name} (seat 1); clocks: {clocks}"))
     session = TerminalPlay(spec, on_game=lambda record: save_game(directory, record))
     try:
@@ -139,12 +139,6 @@ def cmd_play(args: argparse.Namespace) -> int:
         return _error("play", exc)
     _report(directory, records)
     return EXIT_OK
-
-
-def _describe_params(game: str, params: dict[str, Any]) -> str:
-    """" (rows=6, cols=6)" in the game's own order, or "" without parameters."""
-    text = params_text(game, params)
-    return f" ({text})" if text else ""
 
 
 def _report(directory: Path, records: list[GameRecord]) -> None:
@@ -169,7 +163,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     spec = MatchSpec(match_id=directory.name, game=args.game, bots=bots, time_control=clock,
                      game_numbers=(0,), params=game.params, seed=args.seed, start_moves=start,
                      limits=Limits(sandbox=args.sandbox))
-    print(screen.escape_controls(f"{args.game}{_describe_params(args.game, game.params)}: {bots[0].name} "
+    print(screen.escape_controls(f"{args.game}{params_suffix(args.game, game.params)}: {bots[0].name} "
                                  f"(seat 0) vs {bots[1].name} (seat 1), {screen.describe_clock(clock)}"))
     try:
         record = Watch(spec, game, directory, args.step, _ask).run()

@@ -13,7 +13,15 @@ import sys
 import threading
 from pathlib import Path
 
-from arena.cli.common import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, BadInput, guard
+from arena.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    BadInput,
+    guard,
+    params_suffix,
+)
 from arena.match.launcher import LaunchError
 from arena.tournament import config
 from arena.tournament import runner as tmod
@@ -134,7 +142,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
     plan = _estimate(tour, args.results, _workers(args))
     print(plan.text(), file=sys.stderr)
-    print(f"{tour.name}: {tour.game}{_params(tour.game, tour.params)}, time {tour.time_control} s, "
+    print(f"{tour.name}: {tour.game}{params_suffix(tour.game, tour.params)}, time {tour.time_control} s, "
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
@@ -236,14 +244,6 @@ def _stored(out: Path) -> int:
 
     with Store(out / DB_NAME, create=False) as store:
         return store.count()
-
-
-def _params(game: str, params: dict) -> str:
-    """" (rows=6, cols=6)" in the game's own order, or "" without parameters."""
-    from arena.match.spec import params_text
-
-    text = params_text(game, params)
-    return f" ({text})" if text else ""
 
 
 def cores() -> int:
