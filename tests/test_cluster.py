@@ -407,3 +407,23 @@ def test_resume_after_the_run_is_killed(tmp_path, client):
     assert set(after) == {f"{p}-g{n}" for p in ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
                           for n in range(12)}
     assert all(after[g] == record for g, record in before.items())  # nothing stored was rewritten
+
+
+def test_a_cluster_run_keeps_its_timing_for_the_plan(tmp_path, client):
+    """`arena tournament plan` calibrates on the last run, a Dask run included: its matches, games,
+    worker threads and the time its games took (the cluster's start and bot check left out)."""
+    from arena.tournament import cluster
+    from arena.tournament.plan import BOT_START_S, calibrated_start_s, estimate
+
+    path = write(tmp_path / "timed.toml", games=4, per_task=2)
+    summary = cluster.run(tmod.load(path), tmp_path / "res", client, progress=None)
+    assert (summary.stored, summary.failures) == (12, [])
+    with Store(tmp_path / "res" / "timed" / DB_NAME, create=False) as store:
+        run = store.last_run()
+        predicted = estimate(tmod.load(path), 2, store)
+    assert run is not None, "a Dask run stored no timing"
+    assert (run["workers"], run["matches"], run["games"], run["phases"], run["cluster"]) == (2, 6, 12, 1, True)
+    assert 0 < run["wall_s"] <= summary.wall_s and run["game_s"] > 0
+    assert run["bot_starts"] == summary.bot_starts > 0
+    assert calibrated_start_s(run) != BOT_START_S  # calibrated on this run, not the default
+    assert predicted.measured_games == 12 and predicted.full_wall_s > 0

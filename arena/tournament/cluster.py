@@ -520,6 +520,7 @@ def run(
                 bar = tmod.Progress(tournament.total_games(), summary.already, progress)
                 bar.show()
                 run_id = secrets.token_hex(8)
+                playing = time.monotonic()  # the plan calibrates on play, not on the cluster's start
                 if task is run_match_task:
                     task = functools.partial(run_match_task, run_id=run_id)
                 try:
@@ -536,6 +537,10 @@ def run(
                 finally:
                     summary.bot_starts += _end_run(client, run_id)
                 bar.show(final=True)
+                if summary.stored and not summary.interrupted and not summary.failures:
+                    workers = max(1, sum(client.nthreads().values()))
+                    played = dataclasses.replace(summary, wall_s=time.monotonic() - playing)
+                    store.record_run({**played.timing(workers), "cluster": True})
     summary.wall_s = time.monotonic() - started
     return summary
 
@@ -543,6 +548,7 @@ def run(
 def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSummary, bar: tmod.Progress,
           task: Callable[..., list[str]]) -> None:
     distributed = require_dask()
+    summary.phases += 1
     expected = {spec.game_id(n): (spec, n) for spec in specs for n in spec.game_numbers}
     futures: dict[Any, tuple[MatchSpec, int]] = {}
     pending = distributed.as_completed()
@@ -583,6 +589,7 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
                 _give_up(spec, expected, summary, f"{type(exc).__name__}: {_one_line(exc)}")
                 continue
             tmod.store_results(store, spec, results, expected, summary, bar)
+            summary.matches += 1
     finally:
         if futures:
             client.cancel(list(futures))
