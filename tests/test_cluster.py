@@ -422,7 +422,8 @@ def test_a_cluster_run_keeps_its_timing_for_the_plan(tmp_path, client):
         run = store.last_run()
         predicted = estimate(tmod.load(path), 2, store)
     assert run is not None, "a Dask run stored no timing"
-    assert (run["workers"], run["matches"], run["games"], run["phases"], run["cluster"]) == (2, 6, 12, 1, True)
+    figures = (run["workers"], run["matches"], run["games"], run["phases"], run["cluster"])
+    assert figures == (2, 6, 12, 1, True)
     assert 0 < run["wall_s"] <= summary.wall_s and run["game_s"] > 0
     assert run["bot_starts"] == summary.bot_starts > 0
     assert calibrated_start_s(run) != BOT_START_S  # calibrated on this run, not the default
