@@ -423,3 +423,31 @@ def test_nothing_of_a_sandboxed_bot_outlives_a_referee_killed_with_sigkill(tmp_p
 def _bot_cgroups(referee: int) -> list[str]:
     """The cgroups of the bots started by the referee process `referee` (named after its pid)."""
     return [str(p) for parent in cgroup.detect().parents.values() for p in parent.glob(f"arena-{referee}-*")]
+
+
+def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_next():
+    """A referee and its watchdog both killed leave empty bot cgroups behind; the next process to
+    make one removes those of dead referees, and leaves a live referee's and busy ones alone."""
+    needs_cgroups()
+    layout = cgroup.detect()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = [parent / f"arena-{gone.pid}-0badc0ffee00" for parent in layout.parents.values()]
+    live = [parent / f"arena-{os.getppid()}-0badc0ffee01" for parent in layout.parents.values()]
+    for path in stale + live:
+        path.mkdir()
+    try:
+        script = ("from arena.match import cgroup\n"
+                  "group = cgroup.Cgroup.create(64 << 20, 16)\n"
+                  "group.remove()\n"
+                  "print(cgroup.reap_stale(cgroup.detect()))\n")  # once a process: nothing more
+        done = subprocess.run([sys.executable, "-c", script], cwd=HERE.parent, capture_output=True,
+                              text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[]"
+        assert [p for p in stale if p.exists()] == []
+        assert all(p.exists() for p in live)  # its referee (this test's parent) still runs
+    finally:
+        for path in stale + live:
+            if path.exists():
+                path.rmdir()

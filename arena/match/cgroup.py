@@ -13,7 +13,9 @@ Three ways, chosen by `detect()`:
 
 A bot's cgroup is created under the referee's own cgroup in each hierarchy (so the limits of the
 machine's service manager still apply above it), joined by the bot's first process between fork
-and exec (`Cgroup.join_in_child`), and removed when the bot is stopped.
+and exec (`Cgroup.join_in_child`), and removed when the bot is stopped: by the watchdog if the
+referee dies, and by the next referee's first `Cgroup.create` if the watchdog died too
+(`reap_stale`).
 """
 from __future__ import annotations
 
@@ -175,7 +177,9 @@ class Cgroup:
         layout = layout or detect()
         if layout.kind == "none":
             raise CgroupError(f"no usable cgroups: {layout.reason}")
-        name = name or f"arena-{os.getpid()}-{secrets.token_hex(6)}"
+        if name is None:
+            reap_stale(layout)
+            name = f"arena-{os.getpid()}-{secrets.token_hex(6)}"
         dirs: dict[str, Path] = {}
         group = cls(layout, dirs)
         try:
@@ -336,6 +340,47 @@ class Cgroup:
                         break
                     time.sleep(0.005)
             del self.dirs[controller]
+
+
+_reaped: set[int] = set()
+"""The processes (by pid) that have looked for stale cgroups already: once each is enough."""
+
+
+def reap_stale(layout: Layout) -> list[Path]:
+    """Remove the empty bot cgroups left by referees that are gone (named `arena-PID-...`, PID no
+    longer running): a referee killed together with its watchdog leaves them behind, and a course
+    machine runs tournaments for months. Once per process; returns what it removed."""
+    if os.getpid() in _reaped:
+        return []
+    _reaped.add(os.getpid())
+    removed = []
+    for parent in layout.parents.values():
+        try:
+            children = list(parent.glob("arena-*-*"))
+        except OSError:
+            continue
+        for path in children:
+            owner = path.name.split("-")[1]
+            if not owner.isdigit() or _running(int(owner)):
+                continue
+            try:
+                if (path / "cgroup.procs").read_text().strip():
+                    continue  # still has processes: not ours to judge
+                path.rmdir()
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:
