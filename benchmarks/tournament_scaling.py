@@ -1,5 +1,5 @@
-"""How a tournament scales with workers: a round-robin of 6 random bots, 10 games a pairing
-(150 games of Domineering), at concurrency 1 and 2, and on a local Dask cluster of 2 workers
+"""How a tournament scales with workers: a round-robin of 6 random bots, 30 games a pairing
+(450 games of Domineering), at concurrency 1 and 2, and on a local Dask cluster of 2 workers
 (issue 8: `--cluster local:2`); prints each wall time, how many bot processes each run started,
 and the ratios to one worker. The pair of runs with bots kept (the default) is made `--repeat`
 times, in turn first and second, and the ratio is the median of the pairs' (the load of a
@@ -7,18 +7,24 @@ shared machine changes from one second to the next). The baseline in the same ru
 runs with every match starting its bots afresh (`--no-reuse-baseline` skips it).
 
 Goal (issues 4 and 15): on a 2-core machine, 2 workers finish in at most 0.6 of the time of one.
+Each run line also says when its first game was stored, how long its games took from the first to
+the last, and how long its end took: a run's start (spawning the worker processes, importing
+arena in each, starting the first bots: about 0.4 to 0.55 s here) does not halve with two
+workers, and with fast bots it weighs on a short run (at 10 games a pairing, 150 games of about
+3 s on one worker, it is a sixth of the run).
 The Dask column is skipped when dask/distributed are not installed (pip install 'arena[dask]');
 its wall time counts the bot check on every worker (also shown apart), not the cluster's start-up.
 Bots run sandboxed where the machine can (`--sandbox auto`, the default; each line says how the
 games' records say they ran); `--sandbox off` measures without the sandbox.
 
-    python benchmarks/tournament_scaling.py [--games 10] [--bots 6] [--rows 8] [--per-task 10] [--repeat 3]
+    python benchmarks/tournament_scaling.py [--games 30] [--bots 6] [--rows 8] [--per-task 10] [--repeat 3]
                                             [--no-dask] [--sandbox auto|on|off]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -46,7 +52,7 @@ def write_file(directory: Path, bots: int, games: int, rows: int, per_task: int,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bots", type=int, default=6)
-    parser.add_argument("--games", type=int, default=10, help="games a pairing (even)")
+    parser.add_argument("--games", type=int, default=30, help="games a pairing (even)")
     parser.add_argument("--rows", type=int, default=8, help="board size (rows = cols)")
     parser.add_argument("--per-task", type=int, default=tmod.DEFAULT_GAMES_PER_TASK,
                         help="games a worker plays with the same bot processes")
@@ -64,19 +70,26 @@ def main() -> int:
         path = write_file(Path(tmp), args.bots, args.games, args.rows, args.per_task, args.sandbox)
         tour = tmod.load(path)
         runs = 0
+        phases: dict[tuple[int, bool], list[float]] = {}  # from the first game stored to the last
 
         def timed(workers: int, reuse: bool) -> float:
             nonlocal runs
             runs += 1
             root = Path(tmp) / f"results-{runs}"
-            started = time.perf_counter()
+            started, clock = time.perf_counter(), time.time()
             summary = tmod.run(tour, root, concurrency=workers, progress=None, reuse=reuse)
             wall_s = time.perf_counter() - started
-            with Store(tour.results_dir(root) / DB_NAME, create=False) as store:
+            db = tour.results_dir(root) / DB_NAME
+            with Store(db, create=False) as store:
                 stored = store.count()
                 isolation = sorted({g.record.isolation for g in store.games()})
+            with sqlite3.connect(db) as con:  # when the first and the last game were committed
+                first, last = con.execute("SELECT MIN(stored_at), MAX(stored_at) FROM games").fetchone()
             label = f"concurrency {workers}{'' if reuse else ', bots started every match'}"
-            show(label, wall_s, stored, tour, summary, reuse, f"isolation: {', '.join(isolation)}")
+            show(label, wall_s, stored, tour, summary, reuse,
+                 f"isolation: {', '.join(isolation)}; first game stored after {first - clock:.2f} s, "
+                 f"games {last - first:.2f} s, end {clock + wall_s - last:.2f} s")
+            phases.setdefault((workers, reuse), []).append(last - first)
             return wall_s
 
         if not args.no_reuse_baseline:
@@ -94,6 +107,9 @@ def main() -> int:
     verdict = "met" if ratio <= 0.6 else "not met"
     print(f"ratio (2 workers / 1 worker, median of {args.repeat} pairs): {ratio:.2f}  "
           f"(goal <= 0.60: {verdict})")
+    games = [statistics.median(phases[w, True]) for w in (1, 2)]
+    print(f"the games alone (first game stored to last, medians): {games[1]:.2f} s / {games[0]:.2f} s = "
+          f"{games[1] / games[0]:.2f}; the rest of each run (worker start, first bots, end) does not halve")
     if dask_s is not None:
         print(f"ratio (Dask local:2 / 1 worker): {dask_s / statistics.median(ones):.2f}")
     return 0
