@@ -79,10 +79,7 @@ def bare_round_trips(n: int, peers: int, sandboxed: bool) -> list[float]:
         processes = []
         for k in range(peers):
             private = PrivateSocket(endpoint, f"{tmp}/{k}.sock") if sandboxed else None
-            process = BotProcess(RAW_BOT, Path(tmp) / f"bot{k}", limits=limits,
-                                 socket_path=private.path if private else None,
-                                 channel=endpoint.channel_name(private.channel) if private else None,
-                                 private=private)
+            process = BotProcess(RAW_BOT, Path(tmp) / f"bot{k}", limits=limits, private=private)
             process.start(endpoint.endpoint, "bare")
             processes.append(process)
         identities = []

@@ -36,7 +36,7 @@ from arena.match.limits import (
     kill_marked,
     signal_group,
 )
-from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV
+from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
 
 LOG_CAP_BYTES = 1 << 20
 """A bot's log file is cut back to its last half when it grows past this (bytes); the default of
@@ -238,19 +238,18 @@ class BotProcess:
     so the bot dies with the referee. `cpu_slot`: which of the allowed CPUs (taken in turn) the bot
     is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say.
 
-    `socket_path` (with `channel`, the name its connections get from the referee's endpoint):
-    the bot runs sandboxed (arena/match/sandbox.py), in a cgroup of its own where the machine
-    allows one (arena/match/cgroup.py), and reaches the referee only through that private socket.
-    Its log then lies outside anything it can see. `private`: that socket's owner (with `channel`
-    and `close()`, arena.match.protocol.PrivateSocket), closed when the bot is stopped: the socket
-    lives as long as the process.
+    `private` (an arena.match.protocol.PrivateSocket): the bot runs sandboxed
+    (arena/match/sandbox.py), in a cgroup of its own where the machine allows one
+    (arena/match/cgroup.py), and reaches the referee only through that private socket, at
+    `socket_path`; its connections are named `channel` by the referee's endpoint. Its log then lies
+    outside anything it can see. The socket is closed when the bot is stopped: it lives as long as
+    the process.
     """
 
     def __init__(self, command: tuple[str, ...], workdir: Path, log_cap: int | None = None,
                  limits: Limits | None = None, cpu: int | None = None, *,
                  cpu_slot: int | None = None, watchdog: Watchdog | None = None,
-                 socket_path: str | None = None, channel: str | None = None,
-                 private: Any = None) -> None:
+                 private: PrivateSocket | None = None) -> None:
         self.command = tuple(command)
         self.workdir = Path(workdir)
         self.log_path = self.workdir / LOG_NAME
@@ -263,9 +262,9 @@ class BotProcess:
         self.marker = f"{os.getpid()}-{secrets.token_hex(8)}"
         """Inherited by every process of this bot (MARKER_ENV): how its escaped children are found."""
         self.suspended = False
-        self.socket_path = socket_path
-        self.channel = channel
         self.private = private
+        self.socket_path = private.path if private is not None else None
+        self.channel = private.endpoint.channel_name(private.channel) if private is not None else None
         self.cgroup: Cgroup | None = None
         """The bot's cgroup while it runs sandboxed (None: rlimits only)."""
         self._process: subprocess.Popen | None = None

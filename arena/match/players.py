@@ -258,10 +258,7 @@ class Players:
             return _External(self.on_external, player.name)  # type: ignore[arg-type]
         private = self._bind_private() if self.isolation.sandboxed else None
         return BotProcess(player.spec.command, player.workdir, limits=self.limits,
-                          cpu_slot=self.players.index(player), watchdog=self.watchdog,
-                          socket_path=private.path if private else None,
-                          channel=self.endpoint.channel_name(private.channel) if private else None,
-                          private=private)
+                          cpu_slot=self.players.index(player), watchdog=self.watchdog, private=private)
 
     def _bind_private(self) -> PrivateSocket:
         """A new private socket for one bot process, in a directory only the referee can enter."""

@@ -383,8 +383,8 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: 
     try:
         for k, (token, bot) in enumerate(tokens.items()):
             try:
-                process = BotProcess(bot.command, workdir / str(k), **_private_socket(endpoint, workdir, k)
-                                     if sandboxed else {})
+                process = BotProcess(bot.command, workdir / str(k),
+                                     private=_private_socket(endpoint, workdir, k) if sandboxed else None)
                 process.start(endpoint.endpoint, token)
             except (OSError, ValueError) as exc:
                 problems.append((bot.name, f"cannot start {' '.join(bot.command)!r}: {exc}"))
@@ -423,12 +423,14 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: 
     return problems
 
 
-def _private_socket(endpoint: Any, workdir: Path, k: int) -> dict[str, Any]:
-    """A private ipc:// socket for check bot `k`, in a directory only this process can enter."""
+def _private_socket(endpoint: Any, workdir: Path, k: int) -> Any:
+    """A private ipc:// socket (PrivateSocket) for check bot `k`, in a directory only this process
+    can enter."""
+    from arena.match.protocol import PrivateSocket
+
     directory = workdir.parent / "ipc"
     directory.mkdir(mode=0o700, exist_ok=True)
-    path = str(directory / f"{workdir.name}-{k}.sock")
-    return {"socket_path": path, "channel": endpoint.channel_name(endpoint.bind_private(path))}
+    return PrivateSocket(endpoint, str(directory / f"{workdir.name}-{k}.sock"))
 
 
 # --- the parent side ---
