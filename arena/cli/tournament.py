@@ -219,7 +219,7 @@ def _workers(args: argparse.Namespace) -> int:
         if kind == "local":
             return int(value)
         with cluster.connect(str(value)) as client:
-            return max(1, sum(client.nthreads().values()))
+            return cluster.worker_threads(client)
     except cluster.ClusterError as exc:
         raise CommandError(str(exc)) from None
 

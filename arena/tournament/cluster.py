@@ -540,11 +540,15 @@ def run(
                     summary.bot_starts += _end_run(client, run_id)
                 bar.show(final=True)
                 if summary.stored and not summary.interrupted and not summary.failures:
-                    workers = max(1, sum(client.nthreads().values()))
                     played = dataclasses.replace(summary, wall_s=time.monotonic() - playing)
-                    store.record_run({**played.timing(workers), "cluster": True})
+                    store.record_run({**played.timing(worker_threads(client)), "cluster": True})
     summary.wall_s = time.monotonic() - started
     return summary
+
+
+def worker_threads(client: Any) -> int:
+    """The threads of all the cluster's workers (at least 1): the workers of the plan's model."""
+    return max(1, sum(client.nthreads().values()))
 
 
 def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSummary, bar: tmod.Progress,
