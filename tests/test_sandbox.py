@@ -434,8 +434,12 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
     gone.wait()
     stale = [parent / f"arena-{gone.pid}-0badc0ffee00" for parent in layout.parents.values()]
     live = [parent / f"arena-{os.getppid()}-0badc0ffee01" for parent in layout.parents.values()]
-    for path in stale + live:
+    busy = [parent / f"arena-{gone.pid}-0badc0ffee02" for parent in layout.parents.values()]
+    for path in stale + live + busy:
         path.mkdir()
+    sleeper = subprocess.Popen(["sleep", "60"])  # a process still in a dead referee's cgroup
+    for path in busy:
+        (path / "cgroup.procs").write_text(str(sleeper.pid))
     try:
         script = ("from arena.match import cgroup\n"
                   "group = cgroup.Cgroup.create(64 << 20, 16)\n"
@@ -447,7 +451,13 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
         assert done.stdout.strip() == "[]"
         assert [p for p in stale if p.exists()] == []
         assert all(p.exists() for p in live)  # its referee (this test's parent) still runs
+        assert all(p.exists() for p in busy)  # not empty: left alone
     finally:
-        for path in stale + live:
-            if path.exists():
-                path.rmdir()
+        sleeper.kill()
+        sleeper.wait()
+        for path in stale + live + busy:
+            while path.exists():  # the killed sleeper leaves its cgroup a moment later
+                try:
+                    path.rmdir()
+                except OSError:
+                    time.sleep(0.01)

@@ -364,9 +364,7 @@ def reap_stale(layout: Layout) -> list[Path]:
             if not owner.isdigit() or _running(int(owner)):
                 continue
             try:
-                if (path / "cgroup.procs").read_text().strip():
-                    continue  # still has processes: not ours to judge
-                path.rmdir()
+                path.rmdir()  # EBUSY while it holds a process: that one is left alone
             except OSError:
                 continue
             removed.append(path)
