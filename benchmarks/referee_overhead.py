@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import statistics
 import sys
@@ -52,9 +53,10 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
+@functools.cache
 def turn_messages(games: int = 10, seed: int = 1) -> list[dict]:
     """The turn messages of `games` random games of Domineering 8x8, as the referee sends them:
-    the bare round trip sends the same mix of sizes as a match, computed beforehand."""
+    the bare round trip sends the same mix of sizes as a match, computed once beforehand."""
     game = rules.load("domineering", rows=8, cols=8)
     rng = random.Random(seed)
     messages = []
