@@ -36,11 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import rules  # noqa: E402
-from arena.match import sandbox  # noqa: E402
+from arena.cell import sandbox  # noqa: E402
+from arena.cell.endpoint import PrivateSocket  # noqa: E402
+from arena.cell.launcher import BotProcess, resolve_command  # noqa: E402
+from arena.cell.limits import Limits  # noqa: E402
 from arena.match.clock import TimeControl  # noqa: E402
-from arena.match.launcher import BotProcess, resolve_command  # noqa: E402
-from arena.match.limits import Limits  # noqa: E402
-from arena.match.protocol import PrivateSocket, RefereeEndpoint, decode_bot_message  # noqa: E402
+from arena.match.protocol import RefereeEndpoint, decode_bot_message  # noqa: E402
 from arena.match.referee import run_match  # noqa: E402
 from arena.match.spec import BotSpec, MatchSpec  # noqa: E402
 

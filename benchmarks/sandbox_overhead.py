@@ -23,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from arena.match import sandbox  # noqa: E402
+from arena.cell import sandbox  # noqa: E402
+from arena.cell.limits import Limits  # noqa: E402
 from arena.match.clock import TimeControl  # noqa: E402
-from arena.match.limits import Limits  # noqa: E402
 from arena.match.players import Players  # noqa: E402
 from arena.match.referee import run_match  # noqa: E402
 from arena.match.spec import BotSpec, MatchSpec  # noqa: E402

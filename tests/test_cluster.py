@@ -284,8 +284,8 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
 def test_a_cancelled_match_stops_its_bots(tmp_path, client):
     """Dask cannot stop a running task: the match itself notices it was cancelled (an interrupted
     run, a client gone) and stops, rather than play on for nobody."""
+    from arena.cell.limits import Limits
     from arena.match.clock import TimeControl
-    from arena.match.limits import Limits
     from arena.match.spec import BotSpec, MatchSpec
     from arena.tournament import cluster
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import require
 
-from arena.match.launcher import LaunchError, display_name, resolve_command
+from arena.cell.launcher import LaunchError, display_name, resolve_command
 from arena.tournament import runner
 
 

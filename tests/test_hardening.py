@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import rss_bytes, run_arena
 
+from arena.cell.launcher import resolve_command
 from arena.match.clock import TimeControl
-from arena.match.launcher import resolve_command
 from arena.match.records import Forfeit, GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec

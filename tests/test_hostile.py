@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import rss_bytes
 
+from arena.cell.launcher import LOG_NAME, resolve_command
+from arena.cell.limits import Limits, pids_with_env, process_exists
 from arena.match.clock import TimeControl
-from arena.match.launcher import LOG_NAME, resolve_command
-from arena.match.limits import Limits, pids_with_env, process_exists
 from arena.match.records import Forfeit
 from arena.match.referee import LOG_TAIL_CHARS, run_match
 from arena.match.spec import BotSpec, MatchSpec
@@ -216,7 +216,7 @@ def test_no_bot_outlives_a_referee_killed_with_sigkill(tmp_path):
         from arena.match.referee import run_match
         forker = BotSpec("forker", {broken("forker", 1).command!r})
         random = BotSpec("random", {RANDOM.command!r})
-        from arena.match.limits import Limits
+        from arena.cell.limits import Limits
         spec = MatchSpec("k", "domineering", (forker, random), TimeControl(per_move=60.0), (0,),
                          params={PARAMS!r}, limits=Limits(sandbox="off"))  # markers and watchdog
         run_match(spec, workdir=sys.argv[1])

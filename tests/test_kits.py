@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import require
 
+from arena.cell.launcher import resolve_command
 from arena.match.clock import TimeControl
-from arena.match.launcher import resolve_command
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
 
@@ -91,7 +91,7 @@ def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, game):
                      game_numbers=(0, 1), params=GAMES[game])
     records = run_match(spec)
     assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
-    from arena.match import sandbox  # sandboxed where it can be: Java's JeroMQ goes through the relay
+    from arena.cell import sandbox  # sandboxed where it can be: Java's JeroMQ goes through the relay
     assert {r.isolation for r in records} == {sandbox.decide("auto").label}
     for record in records:
         seat = record.players.index(f"kit-{kit}")

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("arena.match", "arena.tournament", "arena.site", "arena.terminal", "arena.cli")
+ROOMS = ("arena.cell", "arena.match", "arena.tournament", "arena.site", "arena.terminal", "arena.cli")
 
 FORBIDDEN = {
     "rules": ("arena", "bots"),
+    "arena.cell": ("arena.match", "arena.tournament", "arena.site", "arena.terminal", "arena.cli", "bots",
+                   "rules", "zmq", "msgpack"),
     "arena.match": ("arena.tournament", "arena.site", "arena.terminal", "arena.cli", "bots"),
     "arena.tournament": ("arena.site", "arena.terminal", "arena.cli", "bots"),
     "arena.terminal": ("arena.tournament", "arena.site", "arena.cli", "bots"),

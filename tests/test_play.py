@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import rules
+from arena.cell.launcher import resolve_command
 from arena.match.clock import TimeControl
-from arena.match.launcher import resolve_command
 from arena.match.movefile import MoveFileError, format_moves, parse_moves, read_move_file, resolve_move
 from arena.match.protocol import HELLO, MOVE, NEW_GAME, RESIGN, TURN, BotClient
 from arena.match.records import GameRecord

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import rules
+from arena.cell.launcher import LOG_CAP_BYTES, resolve_command
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
-from arena.match.launcher import LOG_CAP_BYTES, resolve_command
-from arena.match.limits import Limits
 from arena.match.records import Forfeit, GameRecord
 from arena.match.referee import LOG_TAIL_CHARS, run_match
 from arena.match.spec import BotSpec, MatchSpec
@@ -209,8 +209,8 @@ def test_a_bad_spec_is_refused_before_any_bot_starts(fields, message):
 def test_a_bot_process_is_one_object_stopped_on_leaving_its_block(tmp_path):
     import time
 
-    from arena.match.launcher import BotProcess
-    from arena.match.limits import Watchdog, process_exists
+    from arena.cell.launcher import BotProcess
+    from arena.cell.limits import Watchdog, process_exists
 
     watchdog = Watchdog()
     try:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from conftest import require
 
-from arena.match import sandbox
+from arena.cell import sandbox
+from arena.cell.launcher import resolve_command
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
-from arena.match.launcher import resolve_command
-from arena.match.limits import Limits
 from arena.match.players import Players
 from arena.match.protocol import BotClient
 from arena.match.referee import run_match

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from conftest import require
 
-from arena.match import cgroup, sandbox
+from arena.cell import cgroup, sandbox
+from arena.cell.launcher import BotProcess, resolve_command
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
-from arena.match.launcher import BotProcess, resolve_command
-from arena.match.limits import Limits
 from arena.match.players import Players
 from arena.match.records import Forfeit
 from arena.match.referee import run_match
@@ -392,7 +392,7 @@ def test_nothing_of_a_sandboxed_bot_outlives_a_referee_killed_with_sigkill(tmp_p
     script = (
         "import sys\n"
         "from arena.match.clock import TimeControl\n"
-        "from arena.match.limits import Limits\n"
+        "from arena.cell.limits import Limits\n"
         "from arena.match.referee import run_match\n"
         "from arena.match.spec import BotSpec, MatchSpec\n"
         f"bots = (BotSpec('a', {attacker('all').command!r}), BotSpec('b', {attacker('burner').command!r}))\n"
@@ -441,7 +441,7 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
     for path in busy:
         (path / "cgroup.procs").write_text(str(sleeper.pid))
     try:
-        script = ("from arena.match import cgroup\n"
+        script = ("from arena.cell import cgroup\n"
                   "group = cgroup.Cgroup.create(64 << 20, 16)\n"
                   "group.remove()\n"
                   "print(cgroup.reap_stale(cgroup.detect()))\n")  # once a process: nothing more

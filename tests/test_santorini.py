@@ -383,8 +383,8 @@ def test_a_bot_placing_in_the_other_order_is_answered_by_the_referee_with_the_so
     the record holds the canonical `B2 C3`."""
     import sys
 
+    from arena.cell.launcher import resolve_command
     from arena.match.clock import TimeControl
-    from arena.match.launcher import resolve_command
     from arena.match.referee import run_match
     from arena.match.spec import BotSpec, MatchSpec
 

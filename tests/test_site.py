@@ -462,8 +462,8 @@ def test_bad_input_is_one_line(tmp_path, sites, capsys):
 def test_the_index_says_whether_the_bots_were_isolated(sites, tmp_path):
     """Issue 14 asks the index to say it; issue 12's records say it: a real tournament run with the
     sandbox's default (isolated where bwrap can), and one with the sandbox off."""
+    from arena.cell import sandbox
     from arena.cli import main
-    from arena.match import sandbox
 
     index = (sites["freedom"] / "index.html").read_text()
     isolated = re.search(r'<dd id="isolation">(.*?)</dd>', index).group(1)

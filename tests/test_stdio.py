@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import run_arena
 
+from arena.cell.launcher import LaunchError, check_command, display_name, resolve_command
 from arena.match.clock import TimeControl
-from arena.match.launcher import LaunchError, check_command, display_name, resolve_command
 from arena.match.records import Forfeit
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from arena.match import sandbox
+from arena.cell import sandbox
+from arena.cell.launcher import display_name, resolve_command
 from arena.match.clock import TimeControl
-from arena.match.launcher import display_name, resolve_command
 from arena.match.spec import BotSpec, params_text, safe_name
 
 __all__ = [

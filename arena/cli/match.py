@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import rules
+from arena.cell.limits import Limits
 from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -29,7 +30,6 @@ from arena.cli.common import (
     parse_params,
 )
 from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
-from arena.match.limits import Limits
 from arena.match.movefile import read_move_file
 from arena.match.recorder import MatchRecorder
 from arena.match.records import GameRecord

@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 
 import rules
+from arena.cell.launcher import display_name, resolve_command
+from arena.cell.limits import Limits
 from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -26,8 +28,6 @@ from arena.cli.common import (
     parse_params,
 )
 from arena.match.clock import TimeControl
-from arena.match.launcher import display_name, resolve_command
-from arena.match.limits import Limits
 from arena.match.movefile import read_move_file
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec

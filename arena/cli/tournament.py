@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+from arena.cell.launcher import LaunchError
 from arena.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -22,7 +23,6 @@ from arena.cli.common import (
     guard,
     params_suffix,
 )
-from arena.match.launcher import LaunchError
 from arena.tournament import config
 from arena.tournament import runner as tmod
 from arena.tournament.store import DB_NAME, StoreError
@@ -332,7 +332,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @_guard
 def cmd_submit(args: argparse.Namespace) -> int:
     """arena submit TOURNAMENT NAME COMMAND..."""
-    from arena.match.launcher import PROTOCOL_STDIO, STDIO_PREFIX, resolve_command, shipped_bots
+    from arena.cell.launcher import PROTOCOL_STDIO, STDIO_PREFIX, resolve_command, shipped_bots
 
     path = Path(args.tournament)
     tour = config.load(path, check_commands=False)
@@ -372,7 +372,7 @@ def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: 
     import dataclasses
     import tempfile
 
-    from arena.match.launcher import resolve_command
+    from arena.cell.launcher import resolve_command
     from arena.match.referee import run_match
     from arena.match.spec import BotSpec, MatchSpec
 

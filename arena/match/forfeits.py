@@ -8,7 +8,7 @@ forfeit: nobody wins, both score 0 (GameRecord.points), and the record names bot
 """
 from __future__ import annotations
 
-from arena.match.limits import Limits
+from arena.cell.limits import Limits
 from arena.match.players import Player
 from arena.match.records import Forfeit, GameRecord
 

@@ -20,15 +20,15 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.match import sandbox
-from arena.match.launcher import BotProcess, PlayerProcess
-from arena.match.limits import Limits, Watchdog
+from arena.cell import sandbox
+from arena.cell.endpoint import PrivateSocket
+from arena.cell.launcher import BotProcess, PlayerProcess
+from arena.cell.limits import Limits, Watchdog
 from arena.match.protocol import (
     BYE,
     HELLO,
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
-    PrivateSocket,
     ProtocolError,
     RefereeEndpoint,
     decode_bot_message,

@@ -20,14 +20,12 @@ from typing import Any
 import msgpack
 import zmq
 
+from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV  # noqa: F401 (the protocol's names, for bots)
+
 log = logging.getLogger("arena.match.protocol")
 
 PROTOCOL_VERSION = 1
 
-ENDPOINT_ENV = "ARENA_ENDPOINT"
-"""Environment variable holding the ZeroMQ endpoint a bot connects its DEALER to."""
-TOKEN_ENV = "ARENA_TOKEN"
-"""Environment variable holding the bot's secret, sent back in `hello`."""
 
 MAX_MESSAGE_BYTES = 1 << 20
 """Largest frame the referee accepts (bytes); a peer sending more is disconnected by ZeroMQ."""
@@ -408,28 +406,6 @@ class RefereeEndpoint:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class PrivateSocket:
-    """One sandboxed bot process's own `ipc://` socket on a `RefereeEndpoint`: its path and channel.
-    It belongs to the process (a bot kept between matches keeps it, whatever its seat) and is
-    closed when the process is stopped for good, so a long tournament does not pile up sockets."""
-
-    def __init__(self, endpoint: RefereeEndpoint, path: str) -> None:
-        self.endpoint = endpoint
-        self.path = path
-        self.channel = endpoint.bind_private(path)
-        self.closed = False
-
-    def close(self) -> None:
-        """Close the socket and remove its file (again: nothing)."""
-        if not self.closed:
-            self.closed = True
-            self.endpoint.unbind_private(self.channel)
-            try:
-                os.unlink(self.path)
-            except OSError:
-                pass
 
 
 class BotClient:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.forfeits import DETAIL_MAX_CHARS, Forfeited, check_ready, settle
-from arena.match.limits import Limits
 from arena.match.players import BYE_GRACE_S, CRASH_CHECK_S, DROP_EXIT_WAIT_S, OnExternal, Player, Players
 from arena.match.protocol import GAME_OVER, NEW_GAME, PROTOCOL_VERSION
 from arena.match.records import GameRecord

@@ -19,7 +19,7 @@ What is kept and what is not:
 - The hub owns one socket, one watchdog and one working directory for all its bots: a worker that
   dies (even by kill -9) takes its bots with it, as a referee does.
 - Sandboxed bots are kept too: each bot process has its own private `ipc://` socket on the hub's
-  endpoint (arena.match.protocol.PrivateSocket), in a 0700 directory the hub owns for its life; the
+  endpoint (arena.cell.endpoint.PrivateSocket), in a 0700 directory the hub owns for its life; the
   socket belongs to the process, not to a seat, so a kept bot keeps it in whatever seat it plays
   next, and it is closed when the process is stopped. A kept bot is thawed (its cgroup's freezer)
   when it is given back.
@@ -33,7 +33,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from arena.match.limits import Limits, Watchdog
+from arena.cell.limits import Limits, Watchdog
 from arena.match.protocol import BYE, RefereeEndpoint
 
 IDLE_MAX = 8

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
-from arena.match.limits import Limits
 
 SAFE_NAME_MAX_CHARS = 40
 """How much of a name `safe_name` keeps (characters)."""

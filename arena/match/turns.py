@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import rules
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.forfeits import Forfeited, raise_failures
-from arena.match.limits import Limits
 from arena.match.players import CRASH_CHECK_S, Player, Players
 from arena.match.protocol import MOVE, RESIGN, TURN, ProtocolError, decode_bot_message
 from arena.match.records import Forfeit, GameRecord, MoveRecord

@@ -329,8 +329,8 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
     within the start-up limit; ("", why) if the game itself does not load, or if bots cannot be
     isolated here while the tournament says `sandbox = "on"`. Empty: all is well."""
     import rules
-    from arena.match import sandbox
-    from arena.match.launcher import LaunchError, check_command
+    from arena.cell import sandbox
+    from arena.cell.launcher import LaunchError, check_command
 
     try:
         isolation = sandbox.decide(sandbox_mode)
@@ -373,7 +373,7 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: 
                  sandboxed: bool = False) -> list[tuple[str, str]]:
     """Start `batch` at once (each in its sandbox, on a private socket of its own, when
     `sandboxed`), wait for each hello, say bye and stop them all: the problems seen."""
-    from arena.match.launcher import BotProcess
+    from arena.cell.launcher import BotProcess
     from arena.match.protocol import BYE, HELLO, PROTOCOL_VERSION, ProtocolError, decode_bot_message
 
     problems: list[tuple[str, str]] = []
@@ -426,7 +426,7 @@ def _hello_batch(endpoint: Any, batch: list[BotSpec], workdir: Path, timeout_s: 
 def _private_socket(endpoint: Any, workdir: Path, k: int) -> Any:
     """A private ipc:// socket (PrivateSocket) for check bot `k`, in a directory only this process
     can enter."""
-    from arena.match.protocol import PrivateSocket
+    from arena.cell.endpoint import PrivateSocket
 
     directory = workdir.parent / "ipc"
     directory.mkdir(mode=0o700, exist_ok=True)

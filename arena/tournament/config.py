@@ -14,7 +14,7 @@ The file (see examples/):
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
-    [limits]                      # optional: per-bot limits and fairness (arena.match.limits, docs/limits.md)
+    [limits]                      # optional: per-bot limits and fairness (arena.cell.limits, docs/limits.md)
     memory_mb = 2048
     pin_cpus = true
     [[bots]]                      # two or more
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from arena.cell.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
+from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
-from arena.match.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
-from arena.match.limits import Limits
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
 

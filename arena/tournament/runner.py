@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.match import sandbox
+from arena.cell import sandbox
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working

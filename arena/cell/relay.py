@@ -1,8 +1,8 @@
 """A loopback TCP endpoint for a sandboxed bot whose ZeroMQ has no `ipc://` (JeroMQ, issue 12).
 
 Inside its sandbox a bot reaches the referee only through its private `ipc://` socket
-(arena/match/sandbox.py). JeroMQ, the Java kit's ZeroMQ, emulates `ipc://` over TCP, so it cannot
-connect to it. For such a bot the sandbox runs `python -m arena.match.relay COMMAND...`: it listens
+(arena/cell/sandbox.py). JeroMQ, the Java kit's ZeroMQ, emulates `ipc://` over TCP, so it cannot
+connect to it. For such a bot the sandbox runs `python -m arena.cell.relay COMMAND...`: it listens
 on a port of the sandbox's own loopback (a network namespace nobody else shares), forks a child
 that copies bytes between each connection to that port and the private socket (ZeroMQ's wire
 protocol is the same over TCP and ipc), and execs COMMAND in its own place with ARENA_ENDPOINT set
@@ -16,8 +16,8 @@ import selectors
 import socket
 import sys
 
-ENDPOINT_ENV = "ARENA_ENDPOINT"
-"""Where the bot connects (the same name as arena.match.protocol's, without importing zmq)."""
+from arena.cell.endpoint import ENDPOINT_ENV
+
 CHUNK_BYTES = 1 << 16
 """How much the relay copies at a time (bytes)."""
 PARENT_CHECK_S = 0.5
@@ -27,7 +27,7 @@ PARENT_CHECK_S = 0.5
 def main(argv: list[str]) -> int:
     """Relay `ipc://PATH` (from ARENA_ENDPOINT) to a loopback port and exec the bot `argv`."""
     if not argv:
-        print("usage: python -m arena.match.relay COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m arena.cell.relay COMMAND [ARGS...]", file=sys.stderr)
         return 2
     endpoint = os.environ.get(ENDPOINT_ENV, "")
     if not endpoint.startswith("ipc://"):

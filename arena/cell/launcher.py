@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.match import interpreters, sandbox
-from arena.match.cgroup import Cgroup, CgroupError
-from arena.match.interpreters import Word
-from arena.match.limits import (
+from arena.cell import interpreters, sandbox
+from arena.cell.cgroup import Cgroup, CgroupError
+from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
+from arena.cell.interpreters import Word
+from arena.cell.limits import (
     MARKER_ENV,
     Limits,
     Watchdog,
@@ -36,7 +37,6 @@ from arena.match.limits import (
     kill_marked,
     signal_group,
 )
-from arena.match.protocol import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
 
 LOG_CAP_BYTES = 1 << 20
 """A bot's log file is cut back to its last half when it grows past this (bytes); the default of
@@ -238,9 +238,9 @@ class BotProcess:
     so the bot dies with the referee. `cpu_slot`: which of the allowed CPUs (taken in turn) the bot
     is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say.
 
-    `private` (an arena.match.protocol.PrivateSocket): the bot runs sandboxed
-    (arena/match/sandbox.py), in a cgroup of its own where the machine allows one
-    (arena/match/cgroup.py), and reaches the referee only through that private socket, at
+    `private` (an arena.cell.endpoint.PrivateSocket): the bot runs sandboxed
+    (arena/cell/sandbox.py), in a cgroup of its own where the machine allows one
+    (arena/cell/cgroup.py), and reaches the referee only through that private socket, at
     `socket_path`; its connections are named `channel` by the referee's endpoint. Its log then lies
     outside anything it can see. The socket is closed when the bot is stopped: it lives as long as
     the process.

@@ -30,7 +30,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.match import interpreters
+from arena.cell import interpreters
 
 MODES = ("auto", "on", "off")
 """The values of the `sandbox` option: isolate where possible, always (or refuse), never."""
@@ -262,7 +262,7 @@ def interpreter_dirs(program: str) -> list[str]:
 def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
     """What a bot may read of the host besides the system: its interpreter's directories, the
     directory of each file named on its command line and each directory named on it (each entry
-    of a class path, arena.match.interpreters), and for a Python bot the project's SDK packages."""
+    of a class path, arena.cell.interpreters), and for a Python bot the project's SDK packages."""
     paths = interpreter_dirs(argv[0]) if argv else []
     try:
         kinds = interpreters.words(argv)
@@ -289,18 +289,18 @@ def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
 
 TCP_ONLY_PROGRAMS = ("java",)
 """Programs whose usual ZeroMQ cannot connect to an `ipc://` socket (JeroMQ emulates ipc over TCP):
-in the sandbox they reach their private socket through arena.match.relay, on a port of the
+in the sandbox they reach their private socket through arena.cell.relay, on a port of the
 sandbox's own loopback."""
 
 
 def sandboxed_command(command: tuple[str, ...] | list[str]) -> list[str]:
     """What the sandbox runs for `command`: its program as the host resolves it; for a program of
-    TCP_ONLY_PROGRAMS, behind `python -m arena.match.relay`."""
+    TCP_ONLY_PROGRAMS, behind `python -m arena.cell.relay`."""
     if not command:
         return []
     command = [host_program(command[0]), *command[1:]]
     if Path(command[0]).name in TCP_ONLY_PROGRAMS:
-        return [host_program(sys.executable), "-m", "arena.match.relay", *command]
+        return [host_program(sys.executable), "-m", "arena.cell.relay", *command]
     return command
 
 

@@ -15,7 +15,7 @@ and the marked processes it was told about, then exits.
 Not covered without cgroups: a child that leaves the process group *and* execs with a cleared
 environment; RLIMIT_NPROC counts every process of the user and is ignored for root (docs/limits.md).
 
-Run as a script (`python arena/match/limits.py`), this file is the watchdog: it imports only the standard
+Run as a script (`python arena/cell/limits.py`), this file is the watchdog: it imports only the standard
 library and reads `pgid N` / `marker M` lines on stdin.
 """
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Limits:
     restart_on_forfeit: bool = True
     """Kill a bot that forfeited (it may still be computing) and start it afresh for the next game."""
     sandbox: str = "auto"
-    """Isolate each bot (arena/match/sandbox.py): "auto" where the machine can (else say why bots
+    """Isolate each bot (arena/cell/sandbox.py): "auto" where the machine can (else say why bots
     are NOT isolated), "on" (refuse to run without isolation), "off" (trusted bots only)."""
     read: tuple[str, ...] = ()
     """Extra host paths every sandboxed bot may read (read-only), e.g. a shared opening book."""
@@ -405,7 +405,7 @@ def _watch() -> int:
 
 def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
     """Kill every process left in `directories` (bot cgroups) and remove them (the watchdog has
-    only the standard library: arena.match.cgroup does the same for the referee)."""
+    only the standard library: arena.cell.cgroup does the same for the referee)."""
     deadline = time.monotonic() + timeout_s
     for directory in directories:  # a frozen task dies only once thawed
         try:
