@@ -10,6 +10,7 @@ CI=true.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -21,15 +22,16 @@ import threading
 import time
 from pathlib import Path
 
+import netns
 import pytest
-from conftest import require
+from conftest import ENV, require
 
 from arena.cell import cgroup, sandbox
 from arena.cell.launcher import BotProcess, resolve_command
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.players import Players
-from arena.match.records import Forfeit
+from arena.match.records import Forfeit, GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner
@@ -168,6 +170,8 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
     got = reports([r for r in records if "attack-all" in r.players], "attack-all")
     assert len(got) >= 17, got
     assert all(v.startswith("denied") for v in got.values()), got
+    assert "unreachable" in got["route outside"], got  # no route out of its own network namespace
+    assert "refused" in got["tcp referee host"], got  # the host's 127.0.0.1 is not its loopback
     memory = reports([r for r in records if "attack-memory" in r.players], "attack-memory")
     assert all(v.startswith("denied") for v in memory.values()), memory
     for record in records:  # the honest bot never lost a game to anything but the game
@@ -261,15 +265,41 @@ def test_suspend_freezes_the_whole_sandbox_setsid_children_included():
 
 # --- sandbox off: what it allows ---
 
+_OFF_MATCH = """
+import json, socket, sys
+sys.path.insert(0, sys.argv[1])
+import netns
+netns.enter()  # only loopback from here on: nothing this match does can leave the machine
+from arena.cell.limits import Limits
+from arena.match.clock import TimeControl
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+attacker, honest, params = json.loads(sys.argv[2])
+with socket.socket() as server:  # the host's loopback, as the bot sees it without a sandbox
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    attacker = [*attacker, f"port={server.getsockname()[1]}"]
+    bots = (BotSpec("attack-all", tuple(attacker)), BotSpec("honest", tuple(honest)))
+    spec = MatchSpec("off", "domineering", bots,
+                     TimeControl(per_move=2.0), (0,), params=params, limits=Limits(sandbox="off"))
+    print(run_match(spec)[0].to_json())
+"""
+
+
 def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_link_is_refused(tmp_path):
+    """Run in a network namespace of the test's own (tests/netns.py), where the host's loopback is
+    the referee's, so the attacker shows it reaches a listener there while no packet can leave."""
+    require(netns.unavailable_reason() is None, str(netns.unavailable_reason()))
     secret = tmp_path / "tournament.toml"
     secret.write_text("secret")
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
-    spec = MatchSpec("off", "domineering", (attacker("all", read=str(secret), victim=str(victim)),
-                                             honest_bot(tmp_path / "h")),
-                     CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="off"))
-    record = run_match(spec)[0]
+    bots = [list(attacker("all", read=str(secret), victim=str(victim)).command),
+            list(honest_bot(tmp_path / "h").command), PARAMS]
+    done = subprocess.run([sys.executable, "-c", _OFF_MATCH, str(HERE), json.dumps(bots)], cwd=HERE.parent,
+                          env=ENV, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    record = GameRecord.from_json(done.stdout.strip().splitlines()[-1])
     got = reports([record], "attack-all")
     assert record.isolation == "none: sandbox = off"
     from arena.tournament.standings import isolation_note
@@ -278,6 +308,9 @@ def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_li
         "; bots were NOT isolated in 1 of 1 games (none: sandbox = off)"
     assert got["read 0"].startswith("SUCCEEDED") and got["processes"].startswith("SUCCEEDED"), got
     assert got["other logs"].startswith("SUCCEEDED") and got["tokens"].startswith("SUCCEEDED"), got
+    assert got["tcp referee host"].startswith("SUCCEEDED"), got  # the listener on 127.0.0.1
+    assert got["name servers"].startswith("SUCCEEDED"), got  # it could read /etc/resolv.conf...
+    assert "unreachable" in got["route outside"], got  # ...but the test's namespace has no way out
     assert got["log link"].startswith("SUCCEEDED")  # it could replace its log by a link...
     assert victim.read_text() == "keep me\n"  # ...but the referee never follows it
     daemons = [p for p in tagged(0) if f"daemon-{TAG}" in _cmdline(p)]

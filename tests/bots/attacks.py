@@ -8,14 +8,16 @@ raw protocol (BotClient), so nothing of the SDK helps or hinders it. Arguments a
   read=P,P...    files to read (the opponent's source, the tournament file, results.sqlite, logs)
   write=P,P...   files to overwrite, then delete (results.sqlite, the tournament file, the opponent)
   pid=N,N...     host processes to SIGSTOP and SIGKILL (the referee, the opponent)
-  port=N         a TCP port listening on the host's loopback
+  port=N         a TCP port listening on the host's loopback (the only address it ever connects to)
   listen=N       a TCP port to listen on (the test tries to connect to it from the host)
   victim=P       a file its log is replaced by a link to
 Modes:
   all        every attack above, plus: other bots' logs, tokens in /proc/*/environ, other
-             processes' command lines, names resolved, an outside address reached, 300
-             processes started, a daemon left behind (setsid, cleared environment, sleeping), a
-             symbolic link in place of bot.log, its user id (root or not)
+             processes' command lines, the name servers it can read (/etc/resolv.conf: it never
+             resolves a name), a route out of the machine (asked of the kernel by a UDP connect to
+             a TEST-NET address, which sends no packet), 300 processes started, a daemon left
+             behind (setsid, cleared environment, sleeping), a symbolic link in place of bot.log,
+             its user id (root or not)
   memory     3 children that each touch 120 MiB (past a 256 MiB limit over the tree), and 300 MiB
              written to /dev/shm
   burner     a setsid child that burns CPU without end (to escape `suspend`)
@@ -103,13 +105,29 @@ def _signal(pid: int) -> str:
     return f"stopped pid {pid}"
 
 
-def _connect(host: str, port: int) -> str:
-    with socket.create_connection((host, port), timeout=1.0):
-        return f"connected to {host}:{port}"
+def _connect_loopback(port: int) -> str:
+    """A TCP connection to a port the test listens on at the host's 127.0.0.1 (never elsewhere)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=1.0):
+        return f"connected to 127.0.0.1:{port}"
 
 
-def _resolve() -> str:
-    return f"resolved {socket.getaddrinfo('example.com', 80)[0][4]}"
+NO_HOST = ("192.0.2.1", 9)
+"""A TEST-NET-1 address (RFC 5737: no host has it) and the discard port."""
+
+
+def _route_out() -> str:
+    """Whether the kernel has a route off the machine, asked without sending anything: connecting
+    a UDP socket only picks the route and the source address."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(NO_HOST)
+        return f"a route out from {probe.getsockname()[0]}"
+
+
+def _name_servers() -> str | None:
+    """The name servers this process could ask (what /etc/resolv.conf names); nothing is resolved."""
+    with open("/etc/resolv.conf") as f:
+        servers = [line.split()[1] for line in f if line.startswith("nameserver") and len(line.split()) > 1]
+    return f"name servers {', '.join(servers)}" if servers else None
 
 
 def _many(count: int) -> str:
@@ -165,9 +183,9 @@ def attack_all(options: dict[str, str]) -> tuple[dict[str, str], list]:
     report["shadow"] = _try(
         "shadow", lambda: _read("/etc/shadow") if os.path.getsize("/etc/shadow") else None)
     if "port" in options:
-        report["tcp referee host"] = _try("tcp", lambda: _connect("127.0.0.1", int(options["port"])))
-    report["tcp outside"] = _try("tcp", lambda: _connect("1.1.1.1", 53))
-    report["resolve"] = _try("resolve", _resolve)
+        report["tcp referee host"] = _try("tcp", lambda: _connect_loopback(int(options["port"])))
+    report["route outside"] = _try("route", _route_out)
+    report["name servers"] = _try("resolv.conf", _name_servers)
     if "listen" in options:
         try:
             keep.append(_listen(int(options["listen"])))
