@@ -2,7 +2,8 @@
 
 A sandboxed bot runs under bubblewrap (`bwrap`, Debian package `bubblewrap`) in new user, mount,
 PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
-- a read-only system: /usr, /lib*, /bin, /sbin, /etc with its secrets (shadow...) hidden;
+- a read-only system: /usr, /lib*, /bin, /sbin, /etc with its secrets (shadow...) and its name
+  servers (resolv.conf) hidden;
 - read-only, its own program: the files and directories named on its command line, the
   environment of its interpreter (a venv and the Python it was made from), for Python bots the
   project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
@@ -48,6 +49,9 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
            "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private", "/etc/security/opasswd")
 """Files and directories of /etc hidden from bots (replaced by an empty file or directory)."""
+NETWORK_FILES = ("/etc/resolv.conf",)
+"""Files of /etc that name the network's servers: emptied too (a bot has no network but loopback).
+Only a regular file is covered; a link (to /run/...) already leads nowhere in the sandbox."""
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SDK_PACKAGES = ("bots", "rules", "arena")
@@ -172,6 +176,9 @@ def system_args() -> list[str]:
             args += ["--ro-bind", path, path]
     for secret in SECRETS:
         args += _hide(secret)
+    for path in NETWORK_FILES:
+        if os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", path]
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
