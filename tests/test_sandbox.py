@@ -26,7 +26,7 @@ import netns
 import pytest
 from conftest import ENV, require
 
-from arena.cell import cgroup, sandbox
+from arena.cell import cgroup, sandbox, uids
 from arena.cell.launcher import BotProcess, resolve_command
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
@@ -106,18 +106,29 @@ def honest_bot(directory: Path) -> BotSpec:
     return BotSpec("honest", (sys.executable, str(directory / "honest.py")))
 
 
+def honest_kit(directory: Path) -> BotSpec:
+    """tests/bots/honest.py in a kit folder of its own (a build.sh, its book.txt beside it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(HERE / "bots" / "honest.py", directory / "honest.py")
+    (directory / "build.sh").write_text("#!/bin/sh\necho python3 honest.py\n")
+    (directory / "book.txt").write_text("e4 e5\n")
+    return BotSpec("honest", (sys.executable, str(directory / "honest.py")))
+
+
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def reports(records, name: str) -> dict[str, str]:
-    """What the attacker `name` said its attacks got (from the info of its moves)."""
+def reports(records, name: str, key: str = "attacks") -> dict[str, str]:
+    """What the attacker `name` said its attacks got (from the info of its first move); with
+    key="uses", what the honest bot said it could use (from its last move)."""
+    said = []
     for record in records:
         seat = record.players.index(name)
-        for move in record.moves:
-            if move.seat == seat and "attacks" in move.info:
-                return move.info["attacks"]
-    raise AssertionError(f"{name} made no move: {[r.forfeit for r in records]}")
+        said += [move.info[key] for move in record.moves if move.seat == seat and key in move.info]
+    if not said:
+        raise AssertionError(f"{name} made no move: {[r.forfeit for r in records]}")
+    return said[0] if key == "attacks" else said[-1]
 
 
 def free_port() -> int:
@@ -181,7 +192,20 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
 
 # --- one match at a time: what can be watched from outside while it runs ---
 
-def test_a_sandboxed_bot_is_nobody_without_privileges_with_a_clean_environment_and_no_open_port(tmp_path):
+def _bot_pids(word: str) -> list[int]:
+    """The bot processes whose command line holds `word` (not bwrap, setpriv or the chown shell)."""
+    return [p for p in (int(n) for n in os.listdir("/proc") if n.isdigit())
+            if word in _cmdline(p) and not any(w in _cmdline(p) for w in ("bwrap", "setpriv", "chown"))
+            and p != os.getpid()]
+
+
+def _status(pid: int) -> dict[str, str]:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return {k: v.strip() for k, v in (line.split(":", 1) for line in text.splitlines() if ":" in line)}
+
+
+def test_a_sandboxed_bot_runs_as_a_user_of_its_own_without_privileges_filtered_with_a_clean_environment(
+        tmp_path):
     needs_sandbox()
     port = free_port()
     seen = []
@@ -189,31 +213,49 @@ def test_a_sandboxed_bot_is_nobody_without_privileges_with_a_clean_environment_a
     def on_move(record, move, state):
         if seen:
             return
-        pids = [p for p in tagged(0) if "attacks.py" in _cmdline(p) and "bwrap" not in _cmdline(p)
-                and "setpriv" not in _cmdline(p)]
-        status = Path(f"/proc/{pids[-1]}/status").read_text()
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields["Uid"].split()[1])  # the effective uid
-        assert fields["CapEff"].strip() == fields["CapPrm"].strip() == "0" * 16, status
-        assert fields["NoNewPrivs"].strip() == "1", status
-        env = Path(f"/proc/{pids[-1]}/environ").read_bytes().split(b"\0")
+        attack, honest = _bot_pids(f"attacks.py all tag={TAG}")[-1], _bot_pids("honest.py")[-1]
+        fields, other = _status(attack), _status(honest)
+        assert fields["CapEff"] == fields["CapPrm"] == "0" * 16, fields
+        assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2", fields  # 2: a filter
+        env = Path(f"/proc/{attack}/environ").read_bytes().split(b"\0")
         keys = sorted(item.split(b"=")[0].decode() for item in env if item)
         with socket.socket() as probe:
             probe.settimeout(0.5)
             reached = probe.connect_ex(("127.0.0.1", port)) == 0
-        seen.append((uid, keys, reached))
+        ids = [int(fields["Uid"].split()[1]), int(other["Uid"].split()[1]), int(fields["Gid"].split()[1])]
+        seen.append((*ids, keys, reached))
 
     spec = MatchSpec("uid", "domineering", (attacker("all", listen=str(port)), honest_bot(tmp_path / "h")),
                      CLOCK, (0,), params=PARAMS, limits=Limits(sandbox="on"))
     record = run_match(spec, on_move=on_move)[0]
     assert record.forfeit is None and record.isolation == "sandbox"
-    uid, keys, reached = seen[0]
-    if os.geteuid() == 0:
-        assert uid == sandbox.BOT_UID
+    uid, other_uid, gid, keys, reached = seen[0]
+    if os.geteuid() == 0:  # each bot a user of its own, from the configured range
+        first, last = uids.parse_range(Limits().bot_uids)
+        assert first <= uid <= last and first <= other_uid <= last and uid != other_uid and gid == uid
     assert uid != 0
     assert keys == ["ARENA_ENDPOINT", "ARENA_TOKEN", "HOME", "LANG", "PATH", "PWD",  # PWD: bwrap's
                     "PYTHONPATH", "PYTHONUNBUFFERED"]
     assert not reached  # its listening socket is in its own network namespace
+
+
+def test_an_honest_bot_writes_its_directories_uses_tempfile_a_pool_and_inotify_and_reads_its_book(tmp_path):
+    """What docs/limits.md promises a sandboxed bot, next to an attacker that hoards its own
+    user's inotify instances (as root each bot is a user of its own, so that takes nothing from
+    the honest bot) and tries the kernel's shared things."""
+    needs_sandbox()
+    spec = MatchSpec("honest", "domineering", (honest_kit(tmp_path / "kit"), attacker("all", inotify="1000")),
+                     CLOCK, (0, 1), params=PARAMS, limits=Limits(sandbox="on"))
+    records = run_match(spec)
+    assert [r.forfeit for r in records] == [None, None]
+    assert reports(records, "honest", "uses") == {
+        "working directory": "ok", "/tmp": "ok", "tempfile": "ok", "multiprocessing": "ok", "book": "ok",
+        "inotify": "ok"}
+    got = reports(records, "attack-all")
+    if os.geteuid() == 0:
+        assert got["inotify"] == "holds 128 inotify instances", got  # all its user may have
+    for what in ("session keyring", "user keyring", "user namespace", "io_uring", "machine cpu"):
+        assert got[what].startswith("denied"), got
 
 
 def test_a_token_is_good_only_on_its_own_seat_socket(tmp_path):
@@ -270,6 +312,11 @@ import json, socket, sys
 sys.path.insert(0, sys.argv[1])
 import netns
 netns.enter()  # only loopback from here on: nothing this match does can leave the machine
+import ctypes, platform
+from arena.cell import seccomp
+seccomp.keyring_joiner()()  # a session keyring of this process's own, holding a secret key
+add_key = seccomp.SYS_ADD_KEY[platform.machine()]
+assert ctypes.CDLL(None).syscall(add_key, b"user", b"referee-secret", b"k", 1, -3) > 0
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.referee import run_match
@@ -311,6 +358,9 @@ def test_with_the_sandbox_off_the_same_attacker_reads_and_lingers_but_the_log_li
     assert got["tcp referee host"].startswith("SUCCEEDED"), got  # the listener on 127.0.0.1
     assert got["name servers"].startswith("SUCCEEDED"), got  # it could read /etc/resolv.conf...
     assert "unreachable" in got["route outside"], got  # ...but the test's namespace has no way out
+    assert "referee-secret" in got["session keyring"], got  # the referee's keys
+    for what in ("user keyring", "user namespace", "io_uring", "machine cpu"):
+        assert got[what].startswith("SUCCEEDED"), got
     assert got["log link"].startswith("SUCCEEDED")  # it could replace its log by a link...
     assert victim.read_text() == "keep me\n"  # ...but the referee never follows it
     daemons = [p for p in tagged(0) if f"daemon-{TAG}" in _cmdline(p)]
@@ -415,7 +465,10 @@ def test_submit_refuses_a_bot_that_needs_what_the_sandbox_denies_and_read_grants
     assert refused.returncode == 2, refused.stderr
     assert "rejected" in refused.stderr and "checked in the sandbox" in refused.stderr
     assert "book.txt" in refused.stderr and "Traceback" not in refused.stderr.splitlines()[0]
-    granted = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')
+    alone = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')  # a file bot sees itself only...
+    assert alone.returncode == 2 and "raw_bot.py" in alone.stderr, alone.stderr
+    (tmp_path / "needy" / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
+    granted = _submit(tmp_path, 'sandbox = "on"\nread = ["book.txt"]')  # ...a kit its whole folder
     assert granted.returncode == 0, granted.stderr
 
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.cell import interpreters, sandbox
+from arena.cell import interpreters, sandbox, seccomp, uids
 from arena.cell.cgroup import Cgroup, CgroupError
 from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
 from arena.cell.interpreters import Word
@@ -267,6 +267,8 @@ class BotProcess:
         self.channel = private.endpoint.channel_name(private.channel) if private is not None else None
         self.cgroup: Cgroup | None = None
         """The bot's cgroup while it runs sandboxed (None: rlimits only)."""
+        self.uid: uids.UidLease | None = None
+        """The user id of its own it runs as while it runs sandboxed, when arena is root."""
         self._process: subprocess.Popen | None = None
 
     @property
@@ -293,10 +295,17 @@ class BotProcess:
                 self.cgroup = Cgroup.create(_mib(self.limits.memory_mb), self.limits.processes)
             except CgroupError:
                 self.cgroup = None  # rlimits only, as without the sandbox
+            if os.geteuid() == 0:
+                try:
+                    self.uid = uids.lease(self.limits.bot_uids)
+                except BaseException:
+                    self._release()
+                    raise
         # O_APPEND: the cap can cut the file under it; O_NOFOLLOW: a link put in its place by a
         # bot never makes the referee write elsewhere
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(self.log_path, flags, 0o600)
+        launch = self.launch_args(endpoint, token)
         try:
             self._process = subprocess.Popen(
                 stdin=subprocess.DEVNULL,
@@ -304,13 +313,15 @@ class BotProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
-                **self.launch_args(endpoint, token),
+                **launch,
             )
         except BaseException:
-            self._remove_cgroup()
+            self._release()
             raise
         finally:
             os.close(fd)
+            for passed in launch.get("pass_fds", ()):  # the seccomp filter: bwrap has read it
+                os.close(passed)
         if self.watchdog is not None:
             self.watchdog.register(self._process.pid, self.marker)
             if self.cgroup is not None:
@@ -320,13 +331,16 @@ class BotProcess:
         """How the bot is started: the argv, working directory, environment and the function run in
         the child before exec (its limits). The one place a sandbox wraps the command."""
         if self.sandboxed:
+            filter_fd = seccomp.filter_fd()
             argv = sandbox.bwrap_argv(
                 self.command, self.socket_path, workdir_mb=self.limits.file_mb or 64,  # type: ignore[arg-type]
                 read=self.limits.read, hide=(*self.limits.hide, str(self.workdir.parent)),
-                new_session=self.cgroup is not None)
+                new_session=self.cgroup is not None, seccomp_fd=filter_fd,
+                uid=self.uid.uid if self.uid is not None else None)
             join = self.cgroup.join_in_child if self.cgroup is not None else None
             return {"args": argv, "cwd": self.workdir, "env": sandbox.bot_env(self.command, token),
-                    "preexec_fn": self.limits.preexec(self.cpu, join=join)}
+                    "preexec_fn": _first(seccomp.keyring_joiner(), self.limits.preexec(self.cpu, join=join)),
+                    "pass_fds": (filter_fd,)}
         env = dict(os.environ)
         env[ENDPOINT_ENV] = endpoint
         env[TOKEN_ENV] = token
@@ -395,15 +409,19 @@ class BotProcess:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             pass
-        self._remove_cgroup()
+        self._release()
         if self.watchdog is not None:  # reaped: its group number may be reused
             self.watchdog.forget(process.pid)
         if self.private is not None:
             self.private.close()
 
-    def _remove_cgroup(self) -> None:
+    def _release(self) -> None:
+        """Give back what a sandboxed bot held: its cgroup and its user id."""
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.uid is not None:
+            self.uid.release()
+            self.uid = None
 
     def suspend(self) -> None:
         """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):
@@ -468,6 +486,16 @@ def _open_nofollow(path: Path, flags: int, mode: str) -> Any:
 
 def _mib(value: int | None) -> int | None:
     return None if value is None else value << 20
+
+
+def _first(before: Any, then: Any) -> Any:
+    """A preexec function that runs `before()`, then `then()`."""
+
+    def both() -> None:
+        before()
+        then()
+
+    return both
 
 
 def _signal_name(number: int) -> str:

@@ -86,6 +86,9 @@ class Limits:
     hide: tuple[str, ...] = ()
     """Host paths no sandboxed bot may see even inside a directory it may read; the tournament
     runner adds its tournament file and results directory."""
+    bot_uids: str = "1100000000-1100004095"
+    """The user ids ("FIRST-LAST") sandboxed bots run as when arena runs as root, one of its own
+    for each running bot (arena/cell/uids.py); the range must hold no real user."""
 
     def __post_init__(self) -> None:
         for name in ("memory_mb", "cpu_s", "file_mb", "processes"):
@@ -101,6 +104,8 @@ class Limits:
                 raise ValueError(f"limit {name} must be true or false, got {getattr(self, name)!r}")
         if self.sandbox not in ("auto", "on", "off"):
             raise ValueError(f"limit sandbox must be 'auto', 'on' or 'off', got {self.sandbox!r}")
+        from arena.cell.uids import parse_range  # here: the watchdog script imports nothing of ours
+        parse_range(self.bot_uids)
         for name in ("read", "hide"):
             paths = getattr(self, name)
             if isinstance(paths, str) or not all(isinstance(p, str) and p for p in paths):

@@ -7,15 +7,20 @@ PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
 - read-only, its own program: the files and directories named on its command line, the
   environment of its interpreter (a venv and the Python it was made from), for Python bots the
   project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
-- a private, size-capped, writable working directory (its HOME) and a private /tmp;
-- its own /proc (only its own processes), a minimal /dev, no network but loopback;
+- a private, size-capped, writable working directory (its HOME), /tmp and /dev/shm, owned by its
+  user; everything else read-only (the sandbox's own root included);
+- its own /proc (only its own processes; the machine's CPU and load figures, /proc/stat and the
+  like, empty), a minimal /dev, no network but loopback;
+- a seccomp filter (arena/cell/seccomp.py: no keyrings, namespaces, io_uring, ptrace, mounts...)
+  and a fresh, empty session keyring;
 - the referee's socket for its own process only, at `SOCKET_INSIDE` (an `ipc://` endpoint);
 - a clean environment: ARENA_ENDPOINT, ARENA_TOKEN, PATH, HOME, LANG (and PYTHONPATH,
   PYTHONUNBUFFERED for Python bots).
 Without root, bwrap makes a user namespace and the bot has no capabilities and no_new_privs. When
 the referee runs as root, bwrap builds the sandbox as root and the bot's command is started
-through `setpriv` as `BOT_UID` (nobody) with no capabilities and no_new_privs, so no process of a
-bot is host root.
+through `setpriv` as a user id of its own (arena/cell/uids.py: leased from `Limits.bot_uids`, so
+no two running bots share a user) with no capabilities and no_new_privs, so no process of a bot is
+host root.
 
 `decide(mode)` says whether bots will be isolated for `sandbox = "auto" | "on" | "off"`, with the
 reason and the fix when they will not; `bwrap_argv(...)` builds the command line for one bot.
@@ -31,18 +36,27 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.cell import interpreters
+from arena.cell import interpreters, seccomp
 
 MODES = ("auto", "on", "off")
 """The values of the `sandbox` option: isolate where possible, always (or refuse), never."""
 
 BOT_UID = 65534
-"""The host user (and group) a sandboxed bot runs as when the referee is root: nobody."""
+"""The host user (and group) the sandbox probe runs as when the referee is root: nobody (a bot
+gets a user id of its own, arena/cell/uids.py)."""
 
 SOCKET_INSIDE = "/run/arena/referee.sock"
 """Where the referee's socket for the bot's process appears inside its sandbox."""
 HOME_INSIDE = "/home/bot"
 """The bot's private writable working directory inside its sandbox (also its HOME)."""
+
+PROC_HIDDEN = ("/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/schedstat", "/proc/pressure",
+               "/proc/interrupts", "/proc/softirqs", "/proc/diskstats")
+"""Figures of the whole machine that a PID namespace's /proc still shows: with them a bot could
+watch its opponent's CPU use turn by turn. Emptied (a file reads as empty, a directory is empty)."""
+KIT_MARK = "build.sh"
+"""A folder holding this file is a bot's own (a starter kit, an unpacked submission): a bot whose
+program lies in it sees the whole folder; any other program file is seen alone."""
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 """The read-only system every bot sees (symlinks, as on merged-/usr systems, are recreated)."""
@@ -126,11 +140,15 @@ def unavailable_reason(refresh: bool = False) -> str | None:
     elif shutil.which("bwrap") is None:
         reason = "bwrap not installed"
     elif os.geteuid() == 0 and shutil.which("setpriv") is None:
-        reason = "setpriv not installed (needed to run bots as nobody when arena runs as root)"
+        reason = "setpriv not installed (needed to run bots as a user of their own when arena runs as root)"
+    elif seccomp.available_reason() is not None:
+        reason = seccomp.available_reason()
     else:
-        argv = ["bwrap", *namespace_args(), *system_args(), "--", *drop_root_argv(), "/bin/true"]
+        fd = seccomp.filter_fd()
+        argv = ["bwrap", *namespace_args(), *system_args(), "--seccomp", str(fd), "--", *drop_root_argv(),
+                "/bin/true"]
         try:
-            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(fd,),
                                   stderr=subprocess.PIPE, timeout=PROBE_TIMEOUT_S, close_fds=True)
         except (OSError, subprocess.TimeoutExpired) as exc:
             reason = f"bwrap could not run ({exc})"
@@ -138,17 +156,19 @@ def unavailable_reason(refresh: bool = False) -> str | None:
             lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
             error = lines[-1] if lines else f"exit code {done.returncode}"
             reason = None if done.returncode == 0 else f"bwrap failed: {error} (user namespaces not allowed?)"
+        finally:
+            os.close(fd)
     _probed["reason"] = reason
     return reason
 
 
-def drop_root_argv() -> list[str]:
+def drop_root_argv(uid: int = BOT_UID) -> list[str]:
     """When the referee is root, the bot's command is prefixed with setpriv: bwrap (root) builds
-    the sandbox, then the bot runs as BOT_UID with no groups, no capabilities (none inheritable,
-    an empty bounding set) and no_new_privs, so no process of a bot is host root."""
+    the sandbox, then the bot runs as `uid` (group: the same number) with no other groups, no
+    capabilities (none inheritable, an empty bounding set) and no_new_privs, so no process of a
+    bot is host root."""
     if os.geteuid() != 0:
         return []
-    uid = str(BOT_UID)
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
             "--bounding-set=-all", "--no-new-privs", "--"]
 
@@ -179,7 +199,13 @@ def system_args() -> list[str]:
     for path in NETWORK_FILES:
         if os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", path]
-    return args + ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    for path in PROC_HIDDEN:  # /dev/null reads as an empty file (a device bind, as Docker masks /proc)
+        if os.path.isdir(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+        elif os.path.exists(path):
+            args += ["--dev-bind", "/dev/null", path]
+    return args
 
 
 def _hide(path: str) -> list[str]:
@@ -267,17 +293,71 @@ def interpreter_dirs(program: str) -> list[str]:
 
 
 def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
-    """What a bot may read of the host besides the system: its interpreter's directories, the
-    directory of each file named on its command line and each directory named on it (each entry
-    of a class path, arena.cell.interpreters), and for a Python bot the project's SDK packages."""
-    paths = interpreter_dirs(argv[0]) if argv else []
+    """What a bot may read of the host besides the system: the environment its program runs in
+    (`runtime_dirs`), its own program (`own_paths`), and for a Python bot the project's SDK packages."""
+    paths = runtime_dirs(argv[0]) if argv else []
+    paths += own_paths(argv)
+    if argv and _is_python(argv[0]):
+        paths += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES if (PROJECT_ROOT / p).is_dir()]
+    return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
+
+
+def runtime_dirs(program: str) -> list[str]:
+    """The directories the first word of a command needs to run: an interpreter's (`python`,
+    `java`: interpreter_dirs); for a program of the bot's own, the interpreter its `#!` line names
+    and, for a script of a venv's `bin/`, that venv. Never the program's own folder: that is
+    `own_paths`' to decide."""
+    path = _own_program(program)
+    if path is None:
+        return interpreter_dirs(program) if shutil.which(program) else []
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return []
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    return interpreter_dirs(words[0]) if words and os.path.isabs(words[0]) else []
+
+
+def _own_program(program: str) -> str | None:
+    """The first word of a command as a file of the bot's own (a compiled bot, a script run
+    directly), where the host finds it; None for an interpreter, a script of a venv's `bin/` (an
+    installed tool) or a program that is not there."""
+    located = shutil.which(program)
+    if located is None or interpreters.interpreter(program) is not None:
+        return None
+    path = os.path.abspath(located)
+    if os.path.isfile(os.path.join(os.path.dirname(os.path.dirname(path)), "pyvenv.cfg")):
+        return None
+    return path
+
+
+def kit_folder(path: str) -> str | None:
+    """The nearest folder above `path` that holds KIT_MARK, if any (outside the system)."""
+    for parent in Path(path).parents:
+        if parent == Path("/") or _is_system(str(parent)):
+            return None
+        if (parent / KIT_MARK).is_file():
+            return str(parent)
+    return None
+
+
+def own_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """The bot's own program, as the paths on its command line name it (each entry of a class path,
+    arena.cell.interpreters), and its first word when that is a program of its own, not an
+    interpreter: a directory named is seen whole; a file is seen alone, or with its whole folder
+    when that is a kit (it holds KIT_MARK). Other files beside it, other bots' among them, stay out
+    of its sight."""
     try:
         kinds = interpreters.words(argv)
     except interpreters.MissingValue:
         kinds = []
+    paths: list[str] = []
     for i, arg in enumerate(argv):
         kind, prefix = kinds[i] if i < len(kinds) else (None, "")
-        if kind is interpreters.Word.CLASSPATH:  # `-cp a.jar:classes:lib/*`: each entry
+        if i == 0:
+            values = [p for p in [_own_program(arg)] if p]
+        elif kind is interpreters.Word.CLASSPATH:  # `-cp a.jar:classes:lib/*`: each entry
             values = [v[:-2] if v.endswith("/*") else v
                       for v in interpreters.classpath_entries(arg[len(prefix):])]
         else:
@@ -288,9 +368,8 @@ def program_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
             if os.path.isdir(value):
                 paths.append(os.path.abspath(value))
             elif os.path.isfile(value):
-                paths.append(os.path.dirname(os.path.abspath(value)))
-    if argv and _is_python(argv[0]):
-        paths += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES if (PROJECT_ROOT / p).is_dir()]
+                path = os.path.abspath(value)
+                paths.append(kit_folder(path) or path)
     return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
 
 
@@ -313,16 +392,21 @@ def sandboxed_command(command: tuple[str, ...] | list[str]) -> list[str]:
 
 def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
                workdir_mb: int = 64, tmp_mb: int = 64, read: tuple[str, ...] | list[str] = (),
-               hide: tuple[str, ...] | list[str] = (), new_session: bool = True) -> list[str]:
+               hide: tuple[str, ...] | list[str] = (), new_session: bool = True,
+               seccomp_fd: int | None = None, uid: int | None = None) -> list[str]:
     """The argv that runs `command` sandboxed, reaching the referee at `socket_path` (a host
     path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
     host paths it must not see even where they lie inside a directory it may read (the tournament
-    file, the results directory, the referee's working directory)."""
+    file, the results directory, the referee's working directory). `seccomp_fd`: a descriptor to
+    read the seccomp filter from (arena/cell/seccomp.py), passed on to bwrap. `uid`: when arena runs
+    as root, the user (and group) the bot runs as (default BOT_UID); its working directory, /tmp
+    and /dev/shm are its own."""
     inner = [host_program(command[0]), *command[1:]] if command else []
     command = sandboxed_command(command)
     args = ["bwrap", *namespace_args(new_session), *system_args(),
-            "--size", str(workdir_mb << 20), "--tmpfs", HOME_INSIDE,  # before the program's binds,
-            "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]  # which may lie under /tmp
+            "--size", str(workdir_mb << 20), "--perms", "0700", "--tmpfs", HOME_INSIDE,  # before the
+            "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",  # binds, which may lie
+            "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]  # under /tmp
     readable = program_paths(command) + [os.path.abspath(p) for p in read]
     if command != inner:  # behind the relay: what the bot's own command line names too
         readable += program_paths(inner)
@@ -340,8 +424,21 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in readable):
             args += _hide(path)
     args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
-             "--ro-bind", str(socket_path), SOCKET_INSIDE, "--chdir", HOME_INSIDE, "--"]
-    return args + drop_root_argv() + list(command)
+             "--ro-bind", str(socket_path), SOCKET_INSIDE,
+             "--remount-ro", "/",  # nothing but its own tmpfs directories is writable, however big
+             "--chdir", HOME_INSIDE]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    return args + ["--", *own_dirs_argv(uid), *drop_root_argv(uid or BOT_UID), *command]
+
+
+def own_dirs_argv(uid: int | None) -> list[str]:
+    """As root, the bot's writable directories are made its own user's before it starts (bwrap
+    makes them root's); a shell does it, then runs the rest of the command line. Nothing without
+    root (bwrap's user namespace already makes them the user's)."""
+    if os.geteuid() != 0 or uid is None:
+        return []
+    return ["/bin/sh", "-c", f'chown "$0:$0" {HOME_INSIDE} /tmp /dev/shm && exec "$@"', str(uid)]
 
 
 MAX_ENTRIES_BOUND = 256

@@ -10,6 +10,7 @@ raw protocol (BotClient), so nothing of the SDK helps or hinders it. Arguments a
   pid=N,N...     host processes to SIGSTOP and SIGKILL (the referee, the opponent)
   port=N         a TCP port listening on the host's loopback (the only address it ever connects to)
   listen=N       a TCP port to listen on (the test tries to connect to it from the host)
+  inotify=N      inotify instances to take and hold (the per-user limit is 128 by default)
   victim=P       a file its log is replaced by a link to
 Modes:
   all        every attack above, plus: other bots' logs, tokens in /proc/*/environ, other
@@ -17,16 +18,21 @@ Modes:
              resolves a name), a route out of the machine (asked of the kernel by a UDP connect to
              a TEST-NET address, which sends no packet), 300 processes started, a daemon left
              behind (setsid, cleared environment, sleeping), a symbolic link in place of bot.log,
-             its user id (root or not)
+             its user id (root or not), the keys of the session keyring it started in (the
+             referee's), a note left in its user's keyring for later bots, a user namespace (all
+             capabilities inside it), io_uring, the machine's CPU times (/proc/stat, /proc/loadavg)
   memory     3 children that each touch 120 MiB (past a 256 MiB limit over the tree), and 300 MiB
              written to /dev/shm
   burner     a setsid child that burns CPU without end (to escape `suspend`)
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import platform
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -130,6 +136,82 @@ def _name_servers() -> str | None:
     return f"name servers {', '.join(servers)}" if servers else None
 
 
+SYSCALLS = {"x86_64": {"keyctl": 250, "add_key": 248, "io_uring_setup": 425},
+            "aarch64": {"keyctl": 219, "add_key": 217, "io_uring_setup": 425}}
+KEYCTL_GET_KEYRING_ID, KEYCTL_DESCRIBE, KEYCTL_READ = 0, 6, 11
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING = -3, -4
+CLONE_NEWUSER = 0x10000000
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _syscall(name: str, *args) -> int:
+    number = SYSCALLS.get(platform.machine(), {}).get(name)
+    if number is None:
+        raise OSError(f"no {name} number known for {platform.machine()}")
+    result = _LIBC.syscall(number, *args)
+    if result < 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{name}: {os.strerror(code)}")
+    return result
+
+
+def _session_keys() -> str | None:
+    """The descriptions of the keys in the session keyring this process started in."""
+    ring = _syscall("keyctl", KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0)
+    buffer = ctypes.create_string_buffer(4096)
+    size = min(_syscall("keyctl", KEYCTL_READ, ring, buffer, 4096), 4096)
+    names = []
+    for key in struct.unpack(f"{size // 4}i", buffer.raw[:size - size % 4]):
+        text = ctypes.create_string_buffer(512)
+        if _LIBC.syscall(SYSCALLS[platform.machine()]["keyctl"], KEYCTL_DESCRIBE, key, text, 512) > 0:
+            names.append(text.value.decode("utf-8", "replace").rsplit(";", 1)[-1])
+    return f"session keyring {ring} holds {', '.join(names)}" if names else None
+
+
+def _user_note() -> str:
+    """A key left in its user's keyring, for the next bot of the same user to read."""
+    note = b"meet me in the next match"
+    key = _syscall("add_key", b"user", b"arena-note", note, len(note), KEY_SPEC_USER_KEYRING)
+    return f"left key {key} in the user keyring"
+
+
+def _user_namespace() -> str:
+    """A child that makes a new user namespace (in which it would hold every capability)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if _LIBC.unshare(CLONE_NEWUSER) == 0 else 1)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise OSError("unshare(CLONE_NEWUSER) refused")
+    return "made a user namespace"
+
+
+def _io_uring() -> str:
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
+    fd = _syscall("io_uring_setup", 4, params)
+    os.close(fd)
+    return "set up an io_uring"
+
+
+def _machine_cpu() -> str | None:
+    """The whole machine's CPU times and load: the opponent's use, turn by turn."""
+    with open("/proc/stat") as f:
+        stat = f.readline()
+    with open("/proc/loadavg") as f:
+        load = f.read().strip()
+    return f"{stat.strip()[:40]}... load {load}" if stat.startswith("cpu") or load else None
+
+
+def _inotify(count: int) -> tuple[str, list[int]]:
+    """Take up to `count` inotify instances and keep them (what its user may have is limited)."""
+    fds = []
+    for _ in range(count):
+        fd = _LIBC.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            break
+        fds.append(fd)
+    return f"holds {len(fds)} inotify instances", fds
+
+
 def _many(count: int) -> str:
     children = []
     try:
@@ -195,6 +277,14 @@ def attack_all(options: dict[str, str]) -> tuple[dict[str, str], list]:
     if "victim" in options:
         report["log link"] = _try("link", lambda: _link_log(options["victim"]))
     report["uid"] = f"{'SUCCEEDED' if os.getuid() == 0 else 'denied'}: uid {os.getuid()}"
+    report["session keyring"] = _try("keyring", _session_keys)
+    report["user keyring"] = _try("keyring", _user_note)
+    report["user namespace"] = _try("userns", _user_namespace)
+    report["io_uring"] = _try("io_uring", _io_uring)
+    report["machine cpu"] = _try("/proc/stat", _machine_cpu)
+    if "inotify" in options:
+        report["inotify"], fds = _inotify(int(options["inotify"]))  # information, not an attack's success
+        keep.append(fds)
     _daemon()
     return report, keep
 
