@@ -31,6 +31,7 @@ FORBIDDEN = {
 ONLY_IN = {
     "zmq": ("arena/match/protocol.py",),
     "msgpack": ("arena/match/protocol.py",),
+    "pyseccomp": ("arena/cell/seccomp.py",),
     "pandas": ("arena/tournament/standings.py", "arena/site/"),
     "tabulate": ("arena/tournament/standings.py", "arena/site/"),
 }

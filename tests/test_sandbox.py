@@ -258,6 +258,34 @@ def test_an_honest_bot_writes_its_directories_uses_tempfile_a_pool_and_inotify_a
         assert got[what].startswith("denied"), got
 
 
+def test_bots_in_one_folder_see_only_their_own_files_and_a_kit_over_another_bot_is_refused(tmp_path):
+    """The README's /srv/bots/alice.py layout: each file bot sees its file alone, so the attacker
+    cannot read its neighbour. A bot whose sight would hold another bot's files (a kit folder
+    around it, a `read` grant over the folder) is refused at load, naming both."""
+    needs_sandbox()
+    folder = tmp_path / "bots"
+    honest = honest_bot(folder)
+    shutil.copy(ATTACKS, folder / "alice.py")
+    alice = BotSpec("alice", (sys.executable, str(folder / "alice.py"), "all", f"tag={TAG}",
+                              f"read={honest.command[1]}"))
+    record = run_match(MatchSpec("folder", "domineering", (alice, honest), CLOCK, (0,), params=PARAMS,
+                                 limits=Limits(sandbox="on")))[0]
+    assert record.forfeit is None
+    got = reports([record], "alice")
+    assert got["read 0"].startswith("denied") and "No such file" in got["read 0"], got
+    data = {"name": "t", "game": "domineering", "time": "1", "params": PARAMS, "limits": {"sandbox": "auto"},
+            "bots": [{"name": "alice", "command": list(alice.command)},
+                     {"name": "honest", "command": list(honest.command)}]}
+    assert runner.from_dict(data, tmp_path / "t.toml").bots  # side by side: accepted
+    from arena.tournament.config import TournamentError
+    with pytest.raises(TournamentError, match="bot 'alice' would see the files of bot 'honest'"):
+        runner.from_dict({**data, "limits": {"sandbox": "on", "read": [str(folder)]}}, tmp_path / "t.toml")
+    (folder / "build.sh").write_text("#!/bin/sh\necho python3 alice.py\n")  # alice's folder a kit
+    with pytest.raises(TournamentError, match="would see the files of bot"):
+        runner.from_dict(data, tmp_path / "t.toml")
+    assert runner.from_dict({**data, "limits": {"sandbox": "off"}}, tmp_path / "t.toml").bots
+
+
 def test_a_token_is_good_only_on_its_own_seat_socket(tmp_path):
     needs_sandbox()
     silent = BotSpec("silent", (sys.executable, str(HERE / "bots" / "broken.py"), "silent"))

@@ -343,11 +343,17 @@ def kit_folder(path: str) -> str | None:
 
 
 def own_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
-    """The bot's own program, as the paths on its command line name it (each entry of a class path,
-    arena.cell.interpreters), and its first word when that is a program of its own, not an
-    interpreter: a directory named is seen whole; a file is seen alone, or with its whole folder
-    when that is a kit (it holds KIT_MARK). Other files beside it, other bots' among them, stay out
-    of its sight."""
+    """The bot's own program as the sandbox shows it: each directory `named_paths` finds seen
+    whole; each file seen alone, or with its whole folder when that is a kit (it holds KIT_MARK).
+    Other files beside it, other bots' among them, stay out of its sight."""
+    paths = [p if os.path.isdir(p) else kit_folder(p) or p for p in named_paths(argv)]
+    return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
+
+
+def named_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """The existing files and directories a command line names as absolute paths (each entry of a
+    class path, arena.cell.interpreters), and its first word when that is a program of its own,
+    not an interpreter."""
     try:
         kinds = interpreters.words(argv)
     except interpreters.MissingValue:
@@ -362,15 +368,30 @@ def own_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
                       for v in interpreters.classpath_entries(arg[len(prefix):])]
         else:
             values = [arg.split("=", 1)[1] if arg.startswith("-") and "=" in arg else arg]
-        for value in values:
-            if not value.startswith("/"):
-                continue
-            if os.path.isdir(value):
-                paths.append(os.path.abspath(value))
-            elif os.path.isfile(value):
-                path = os.path.abspath(value)
-                paths.append(kit_folder(path) or path)
+        paths += [os.path.abspath(v) for v in values if v.startswith("/") and os.path.exists(v)]
     return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
+
+
+def _inside(path: str, area: str) -> bool:
+    return path == area or path.startswith(area.rstrip("/") + "/")
+
+
+def shared_sight(commands: dict[str, tuple[str, ...] | list[str]],
+                 read: tuple[str, ...] | list[str] = ()) -> tuple[str, str, str] | None:
+    """The first (bot, other bot, path) where sandboxed `bot` would see `path`, a file or folder of
+    `other`'s own program, in its own folder or a `read` grant; None when every bot sees only its
+    own. Bots that run the same program (the same files, other arguments) are one bot here."""
+    own = {name: own_paths(command) for name, command in commands.items()}
+    named = {name: named_paths(command) for name, command in commands.items()}
+    grants = [os.path.abspath(p) for p in read]
+    for name, paths in own.items():
+        for other, theirs in named.items():
+            if other == name or theirs == named[name]:  # the same program, other arguments
+                continue
+            for path in theirs:
+                if any(_inside(path, area) for area in [*paths, *grants]):
+                    return name, other, path
+    return None
 
 
 TCP_ONLY_PROGRAMS = ("java",)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from arena.cell import sandbox
 from arena.cell.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
@@ -190,9 +191,12 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     file.text("title")
     bots = file.bots(check_commands)
     fmt, challengers, rounds = file.format([b.name for b in bots])
+    limits = file.limits()
+    if check_commands and limits.sandbox != "off":
+        file.check_sight(bots, limits)
     return Tournament(
         path=path, name=name, game=game, params=params, time_control=time_control,
-        limits=file.limits(), bots=bots, description=description, **ints,
+        limits=limits, bots=bots, description=description, **ints,
         format=fmt, challengers=challengers, rounds=rounds,
     )
 
@@ -292,6 +296,16 @@ class _File:
         if len(bots) < 2:
             raise self.bad("bots", f"a tournament needs at least 2 bots, the file has {len(bots)}")
         return tuple(bots)
+
+    def check_sight(self, bots: tuple[BotEntry, ...], limits: Limits) -> None:
+        """Refuse bots that would see another bot's files in the sandbox (a kit folder holding
+        another bot, a `read` grant over the bots' folder), naming both."""
+        shared = sandbox.shared_sight({b.name: b.argv for b in bots}, limits.read)
+        if shared is not None:
+            name, other, path = shared
+            raise self.bad("bots", f"bot {name!r} would see the files of bot {other!r} ({path}) in "
+                           "its sandbox: give each bot a folder of its own, and grant `read` only what "
+                           "they share")
 
     def format(self, names: list[str]) -> tuple[str, tuple[str, ...], int]:
         """`format`, and `challengers` (gauntlet) or `rounds` (swiss), checked against the bots."""
