@@ -163,7 +163,7 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
                 {"name": "attack-all", "command": [str(course / "attacks.py") if a == str(ATTACKS) else a
                                                     for a in attacker(
                     "all", read=targets, write=targets, pid=f"{os.getpid()},1",
-                    port=str(server.getsockname()[1]), victim=str(victim)).command]},
+                    port=str(server.getsockname()[1]), victim=str(victim), rootfs="1").command]},
                 {"name": "attack-memory", "command": list(attacker("memory").command)},
             ],
         }
@@ -183,6 +183,7 @@ def test_a_tournament_of_attackers_is_sealed_off(tmp_path):
     assert all(v.startswith("denied") for v in got.values()), got
     assert "unreachable" in got["route outside"], got  # no route out of its own network namespace
     assert "refused" in got["tcp referee host"], got  # the host's 127.0.0.1 is not its loopback
+    assert "Read-only file system" in got["root tmpfs"], got  # nothing but its capped directories
     memory = reports([r for r in records if "attack-memory" in r.players], "attack-memory")
     assert all(v.startswith("denied") for v in memory.values()), memory
     for record in records:  # the honest bot never lost a game to anything but the game

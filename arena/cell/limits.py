@@ -130,9 +130,10 @@ class Limits:
     def log_bytes(self) -> int:
         return int(self.log_mb * MIB)
 
-    def rlimits(self, nproc: bool = True) -> list[tuple[int, int, int]]:
+    def rlimits(self, nproc: bool = True, own_user: bool = False) -> list[tuple[int, int, int]]:
         """(resource, soft, hard) for the child; the process count is relative to the user's
-        (left out with `nproc=False`, when a cgroup counts the bot's processes instead)."""
+        (left out with `nproc=False`, when a cgroup counts the bot's processes instead; exact with
+        `own_user`, for a bot that is a user of its own)."""
         out = [(resource.RLIMIT_CORE, 0, 0)]
         if self.memory_mb is not None:
             kind = resource.RLIMIT_DATA if self.memory_kind == "data" else resource.RLIMIT_AS
@@ -142,15 +143,16 @@ class Limits:
         if self.file_mb is not None:
             out.append((resource.RLIMIT_FSIZE, self.file_mb * MIB, self.file_mb * MIB))
         if self.processes is not None and nproc:
-            n = user_tasks() + self.processes
+            n = self.processes + (0 if own_user else user_tasks())
             out.append((resource.RLIMIT_NPROC, n, n))
         return out
 
-    def preexec(self, cpu: int | None = None, join: Any = None) -> Any:
+    def preexec(self, cpu: int | None = None, join: Any = None, own_user: bool = False) -> Any:
         """A function for subprocess.Popen(preexec_fn=...): everything computed before the fork,
         the child only makes system calls. `join()`, when given, runs first (e.g. entering the
-        bot's cgroup, which then counts its processes instead of RLIMIT_NPROC)."""
-        limits = self.rlimits(nproc=join is None)
+        bot's cgroup, which then counts its processes instead of RLIMIT_NPROC). `own_user`: the bot
+        runs as a user of its own (arena/cell/uids.py), so RLIMIT_NPROC counts its processes alone."""
+        limits = self.rlimits(nproc=join is None, own_user=own_user)
         parent = os.getpid()
         prctl = _prctl
 

@@ -11,6 +11,7 @@ raw protocol (BotClient), so nothing of the SDK helps or hinders it. Arguments a
   port=N         a TCP port listening on the host's loopback (the only address it ever connects to)
   listen=N       a TCP port to listen on (the test tries to connect to it from the host)
   inotify=N      inotify instances to take and hold (the per-user limit is 128 by default)
+  rootfs=1       write 64 MiB into the sandbox's own root (/), then remove it (only inside a sandbox)
   victim=P       a file its log is replaced by a link to
 Modes:
   all        every attack above, plus: other bots' logs, tokens in /proc/*/environ, other
@@ -212,6 +213,15 @@ def _inotify(count: int) -> tuple[str, list[int]]:
     return f"holds {len(fds)} inotify instances", fds
 
 
+def _root_write() -> str:
+    """Files in the sandbox's root (a tmpfs that no size limit covered): memory past every limit."""
+    with open("/arena-hoard", "wb") as f:
+        for _ in range(64):
+            f.write(b"\1" * MIB)
+    os.unlink("/arena-hoard")
+    return "wrote 64 MiB in /"
+
+
 def _many(count: int) -> str:
     children = []
     try:
@@ -282,6 +292,8 @@ def attack_all(options: dict[str, str]) -> tuple[dict[str, str], list]:
     report["user namespace"] = _try("userns", _user_namespace)
     report["io_uring"] = _try("io_uring", _io_uring)
     report["machine cpu"] = _try("/proc/stat", _machine_cpu)
+    if options.get("rootfs") == "1":
+        report["root tmpfs"] = _try("rootfs", _root_write)
     if "inotify" in options:
         report["inotify"], fds = _inotify(int(options["inotify"]))  # information, not an attack's success
         keep.append(fds)
