@@ -338,9 +338,9 @@ class BotProcess:
                 new_session=self.cgroup is not None, seccomp_fd=filter_fd,
                 uid=self.uid.uid if self.uid is not None else None)
             join = self.cgroup.join_in_child if self.cgroup is not None else None
+            limits = self.limits.preexec(self.cpu, join=join, own_user=self.uid is not None)
             return {"args": argv, "cwd": self.workdir, "env": sandbox.bot_env(self.command, token),
-                    "preexec_fn": _first(seccomp.keyring_joiner(),
-                                         self.limits.preexec(self.cpu, join=join, own_user=self.uid is not None)),
+                    "preexec_fn": _first(seccomp.keyring_joiner(), limits),
                     "pass_fds": (filter_fd,)}
         env = dict(os.environ)
         env[ENDPOINT_ENV] = endpoint
