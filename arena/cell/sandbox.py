@@ -468,7 +468,7 @@ sandbox with its entries bound one by one, up to this many."""
 
 
 def _bind_readable(path: str) -> list[str]:
-    """Bind `path` read-only at the same place. When arena runs as root the bot is `nobody`, who
+    """Bind `path` read-only at the same place. When arena runs as root the bot is a user of its own, who
     cannot enter a directory without permission for others (mkdtemp's and pytest's are 0700): such
     a directory is made afresh (0755) and its entries bound into it, each with its own mode."""
     try:
