@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.cell.usage import Usage, cgroup_usage
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 """The v1 hierarchies a bot's cgroup lives in (cpuacct may share a mount with cpu)."""
@@ -252,6 +254,14 @@ class Cgroup:
             return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e9
         except (OSError, ValueError, KeyError):
             return 0.0
+
+    def usage(self) -> Usage | None:
+        """CPU time of the whole tree and its threads' wait for a CPU (arena/cell/usage.py)."""
+        if self.kind == "v2" and "unified" in self.dirs:
+            return cgroup_usage(self.dirs["unified"] / "cpu.stat", self.dirs["unified"] / "cgroup.threads")
+        if "cpuacct" in self.dirs:
+            return cgroup_usage(self.dirs["cpuacct"] / "cpuacct.usage", self.dirs["cpuacct"] / "tasks")
+        return None
 
     def memory_bytes(self) -> int:
         """Memory charged to the cgroup now (bytes; tmpfs and shared memory included)."""

@@ -37,6 +37,7 @@ from arena.cell.limits import (
     kill_marked,
     signal_group,
 )
+from arena.cell.usage import Usage, process_usage
 
 LOG_CAP_BYTES = 1 << 20
 """A bot's log file is cut back to its last half when it grows past this (bytes); the default of
@@ -228,6 +229,9 @@ class PlayerProcess(Protocol):
     def read_log(self, offset: int, max_chars: int) -> str: ...
 
     def cap_log(self) -> bool: ...
+
+    def usage(self) -> Usage | None:
+        """What its processes used so far (CPU time, wait for a CPU); None where it cannot be read."""
 
 
 class BotProcess:
@@ -423,6 +427,16 @@ class BotProcess:
         if self.uid is not None:
             self.uid.release()
             self.uid = None
+
+    def usage(self) -> Usage | None:
+        """CPU time and wait for a CPU so far: over its whole tree from its cgroup; without one, of
+        its main process (threads and reaped children); None for a sandboxed bot without a cgroup
+        (its processes are bwrap's grandchildren) or once it is gone."""
+        if self.cgroup is not None:
+            return self.cgroup.usage()
+        if self._process is None or self.sandboxed:
+            return None
+        return process_usage(self._process.pid)
 
     def suspend(self) -> None:
         """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):

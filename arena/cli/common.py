@@ -3,6 +3,7 @@ of the options several commands have (game parameters, clocks, two bots, a new r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
 from collections.abc import Callable
@@ -11,13 +12,13 @@ from pathlib import Path
 
 from arena.cell import sandbox
 from arena.cell.launcher import display_name, resolve_command
-from arena.match.clock import TimeControl
+from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
 from arena.match.spec import BotSpec, params_text, safe_name
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_OK", "MAX_RUN_DIRS", "BadInput",
-    "add_sandbox_option", "announce_isolation", "bot_specs", "error", "guard", "new_run_dir", "parse_clock",
-    "parse_params", "safe_name",
+    "add_clock_kind", "add_sandbox_option", "announce_isolation", "bot_specs", "error", "guard",
+    "new_run_dir", "parse_clock", "parse_params", "safe_name", "with_clock_kind",
 ]
 
 EXIT_OK = 0
@@ -85,6 +86,28 @@ def parse_params(items: list[str]) -> dict[str, str]:
             raise BadInput(f"bad --param {item!r}: use KEY=VALUE, e.g. rows=6")
         params[key.strip()] = value.strip()
     return params
+
+
+def add_clock_kind(parser: argparse.ArgumentParser) -> None:
+    """`--clock wall|cpu` and `--wall-factor F`: what a bot's move is charged (TimeControl.kind)."""
+    parser.add_argument("--clock", choices=CLOCK_KINDS, default="wall",
+                        help="what a bot's move is charged: wall time from turn to move (default, the "
+                             "assignments' rule) or cpu, the CPU time its processes used (a busy "
+                             "machine costs it nothing), under a ceiling of --wall-factor times the "
+                             "limit in wall time")
+    parser.add_argument("--wall-factor", type=float, default=DEFAULT_WALL_FACTOR, metavar="F",
+                        help=f"with --clock cpu, how many times its limit a move may take in wall time "
+                             f"(default {DEFAULT_WALL_FACTOR:g})")
+
+
+def with_clock_kind(clock: TimeControl, args: argparse.Namespace) -> TimeControl:
+    """`clock` charged as `--clock` and `--wall-factor` say; ValueError names a bad factor."""
+    if args.clock == "wall" and args.wall_factor == DEFAULT_WALL_FACTOR:
+        return clock
+    try:
+        return dataclasses.replace(clock, kind=args.clock, wall_factor=args.wall_factor)
+    except ValueError as exc:
+        raise ValueError(f"--wall-factor: {exc}") from None
 
 
 def parse_clock(text: str | None, default: TimeControl, margin_s: float | None = None) -> TimeControl:

@@ -21,6 +21,7 @@ from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     BadInput,
+    add_clock_kind,
     add_sandbox_option,
     announce_isolation,
     bot_specs,
@@ -28,6 +29,7 @@ from arena.cli.common import (
     new_run_dir,
     parse_clock,
     parse_params,
+    with_clock_kind,
 )
 from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.match.movefile import read_move_file
@@ -66,6 +68,7 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(default: the game's per-move limit from the rules)")
     p.add_argument("--margin", type=float, default=DEFAULT_MARGIN_S, metavar="SECONDS",
                    help=f"grace added to every deadline (default {DEFAULT_MARGIN_S})")
+    add_clock_kind(p)
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="a game parameter, e.g. rows=6 (repeatable)")
     p.add_argument("--seed", type=int, default=0, help="the match seed sent to the bots (default 0)")
@@ -112,7 +115,7 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     if not math.isfinite(args.margin):
         raise BadInput(f"--margin must be a number of seconds, got {args.margin}")
     default = dataclasses.replace(TimeControl.for_game(args.game), margin=args.margin)
-    clock = parse_clock(args.time, default, margin_s=args.margin)
+    clock = with_clock_kind(parse_clock(args.time, default, margin_s=args.margin), args)
     start_moves = read_move_file(Path(args.from_file), game) if args.from_file else ()
     bots = bot_specs(args.bot_a, args.bot_b)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,

@@ -18,6 +18,7 @@ from arena.cell.limits import Limits
 from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    add_clock_kind,
     add_sandbox_option,
     announce_isolation,
     bot_specs,
@@ -26,6 +27,7 @@ from arena.cli.common import (
     params_suffix,
     parse_clock,
     parse_params,
+    with_clock_kind,
 )
 from arena.match.clock import TimeControl
 from arena.match.movefile import read_move_file
@@ -65,6 +67,7 @@ def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
                    help="your clock (default: unlimited)")
     p.add_argument("--bot-time", metavar="SECONDS|BASE+INC",
                    help="the bot's clock (default: the game's per-move limit)")
+    add_clock_kind(p)
     p.add_argument("--name", default="", help="your name in the record (default: human)")
     p.set_defaults(func=cmd_play)
 
@@ -77,6 +80,7 @@ def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
     w.add_argument("--step", "-s", action="store_true", help="wait for Enter after every move")
     w.add_argument("--time", "-t", metavar="SECONDS|BASE+INC",
                    help="the bots' clock (default: the game's per-move limit)")
+    add_clock_kind(w)
     w.set_defaults(func=cmd_watch)
 
     r = subparsers.add_parser("replay", help="step through a recorded game, forwards and backwards",
@@ -117,7 +121,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             bot = BotSpec(bot_name if bot_name != name else f"{bot_name}-bot", resolve_command(args.bot))
             person = BotSpec(name, (), external=True, time_control=mine)
             bots = [person, bot] if args.seat == 0 else [bot, person]
-        bot_clock = parse_clock(args.bot_time, TimeControl.for_game(args.game))
+        bot_clock = with_clock_kind(parse_clock(args.bot_time, TimeControl.for_game(args.game)), args)
         if args.bot is not None:
             announce_isolation(args.sandbox, "arena play")
         directory = new_run_dir(Path(args.out) / "play", args.game, [b.name for b in bots])
@@ -154,7 +158,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     try:
         game, start = _setup(args)
-        clock = parse_clock(args.time, TimeControl.for_game(args.game))
+        clock = with_clock_kind(parse_clock(args.time, TimeControl.for_game(args.game)), args)
         bots = bot_specs(args.bot_a, args.bot_b)
         announce_isolation(args.sandbox, "arena watch")
         directory = new_run_dir(Path(args.out) / "watch", args.game, [b.name for b in bots])

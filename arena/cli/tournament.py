@@ -142,7 +142,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
     plan = _estimate(tour, args.results, _workers(args))
     print(plan.text(), file=sys.stderr)
-    print(f"{tour.name}: {tour.game}{params_suffix(tour.game, tour.params)}, time {tour.time_control} s, "
+    cpu = (f" of CPU (at most {tour.time_control.wall_factor:g}x in wall time)"
+           if tour.time_control.kind == "cpu" else "")
+    print(f"{tour.name}: {tour.game}{params_suffix(tour.game, tour.params)}, time {tour.time_control} s{cpu}, "
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
@@ -190,7 +192,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     else:
         print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
-              f"({summary.stored} this run)", file=sys.stderr)
+              f"({summary.stored} this run){summary.load_note()}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -20,14 +20,27 @@ DEFAULT_MOVE_TIME_S = {
 _BASE_INC = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*\+\s*(\d+(?:\.\d+)?)\s*$")
 
 
+CLOCK_KINDS = ("wall", "cpu")
+"""What a move is charged: the wall time from its turn to its move (the assignments' rule), or the
+CPU time the bot's processes used for it (under a wall-time ceiling)."""
+DEFAULT_WALL_FACTOR = 3.0
+
+
 @dataclass(frozen=True)
 class TimeControl:
-    """Either `per_move` seconds for every move, or `base` seconds per game plus `increment` a move."""
+    """Either `per_move` seconds for every move, or `base` seconds per game plus `increment` a move.
+
+    `kind`: "wall" charges each move the time from its turn to its move; "cpu" charges the CPU
+    time the bot's processes used meanwhile (read from its cgroup), so a busy machine does not
+    cost it the game, while a move may still take at most `wall_factor` times its time in wall
+    time (a bot that sleeps or blocks still loses on time)."""
 
     per_move: float | None = None
     base: float | None = None
     increment: float = 0.0
     margin: float = DEFAULT_MARGIN_S
+    kind: str = "wall"
+    wall_factor: float = DEFAULT_WALL_FACTOR
 
     def __post_init__(self) -> None:
         if (self.per_move is None) == (self.base is None):
@@ -37,6 +50,11 @@ class TimeControl:
                 raise ValueError(f"time control {label} must be positive, got {value!r}")
         if self.increment < 0 or self.margin < 0:
             raise ValueError("time control increment and margin must not be negative")
+        if self.kind not in CLOCK_KINDS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCK_KINDS)}, got {self.kind!r}")
+        if isinstance(self.wall_factor, bool) or not isinstance(self.wall_factor, (int, float)) \
+                or not 1 <= self.wall_factor < math.inf:
+            raise ValueError(f"wall_factor must be a number >= 1, got {self.wall_factor!r}")
 
     @classmethod
     def parse(cls, text: str, margin: float = DEFAULT_MARGIN_S) -> TimeControl:
@@ -68,6 +86,10 @@ class TimeControl:
         if self.per_move is not None:
             return f"{self.per_move:g}"
         return f"{self.base:g}+{self.increment:g}"
+
+    def wall_allowed(self, left: float) -> float:
+        """Wall seconds a move may take when `left` seconds are charged to it (the margin aside)."""
+        return left if self.kind == "wall" else left * self.wall_factor
 
     def initial_bank(self) -> float:
         """Seconds a seat has before its first move (the whole budget for per-move limits)."""

@@ -32,6 +32,8 @@ class Forfeited(Exception):
         self.both = both
         self.reason = reason
         self.detail = _cut(detail)
+        self.under_load = False
+        """A timeout while the machine kept the bot from a CPU (set by the referee's turns)."""
 
 
 def check_ready(seated: list[Player]) -> None:
@@ -60,7 +62,9 @@ def settle(forfeit: Forfeited, seated: list[Player], record: GameRecord, limits:
     """Write `forfeit` into `record`; a bot that forfeited (other than by resigning) is stopped, to
     be restarted for its next game, when `limits.restart_on_forfeit` (it may still be computing)."""
     record.reason = forfeit.reason.value
-    record.forfeit = {"seat": forfeit.seat, "reason": forfeit.reason.value, "detail": forfeit.detail}
+    record.forfeit = {"seat": forfeit.seat, "reason": forfeit.reason.value, "detail": _cut(forfeit.detail)}
+    if forfeit.under_load:
+        record.forfeit["under_load"] = True
     if forfeit.both is not None or forfeit.seat is None:  # both already failed: restarted anyway
         record.winner = None
         record.forfeit["both"] = [{"seat": seat, "reason": reason.value, "detail": _cut(why)}

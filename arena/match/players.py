@@ -96,6 +96,9 @@ class _External:
     def cap_log(self) -> bool:
         return False
 
+    def usage(self) -> None:
+        return None
+
 
 class BotState(Enum):
     """Where a player is in its life: changed only by `Player.start/bind/fail/stop`."""

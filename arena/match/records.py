@@ -20,15 +20,32 @@ class Forfeit(StrEnum):
     """Neither bot could play (both failed to start, say): both score 0, no winner."""
 
 
+LOADED_WAIT_SHARE = 0.25
+"""A move is marked as played under load when its bot waited for a CPU (runnable, not running) for at
+least this share of the move's wall time..."""
+LOADED_WAIT_MIN_S = 0.010
+"""...and at least this long (seconds)."""
+
+
 @dataclass
 class MoveRecord:
-    """One ply: who played what, how long the referee's clock ran, what the bot said about it."""
+    """One ply: who played what, how long the referee's clock ran (`time_s`, wall seconds from turn to
+    move), the CPU seconds the bot's processes used meanwhile (`cpu_s`) and the seconds they waited
+    for a CPU (`wait_s`: the machine's load), None where unknown; what the bot said about it."""
 
     ply: int
     seat: int
     move: str
     time_s: float
     info: dict[str, Any] = field(default_factory=dict)
+    cpu_s: float | None = None
+    wait_s: float | None = None
+
+    def under_load(self) -> bool:
+        """The bot was kept from a CPU for a notable part of this move."""
+        if self.wait_s is None:
+            return False
+        return self.wait_s >= max(LOADED_WAIT_MIN_S, LOADED_WAIT_SHARE * self.time_s)
 
 
 @dataclass
@@ -56,6 +73,11 @@ class GameRecord:
     errors: list[int] = field(default_factory=lambda: [0, 0])
     isolation: str = ""
     """"sandbox" when the bots ran sandboxed, "none: <why>" otherwise; "" in older records."""
+    clock: str = "wall"
+    """What each move was charged: "wall" time or "cpu" time (arena.match.clock.TimeControl.kind)."""
+    loaded_moves: int = 0
+    """Moves a bot played while kept from a CPU by the machine's load (MoveRecord.under_load): the
+    game was played under load."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

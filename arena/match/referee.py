@@ -165,6 +165,7 @@ class _Referee:
             start_moves=list(self.spec.start_moves),
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
             isolation=self.players.isolation.label,
+            clock=" / ".join(dict.fromkeys(self.clock(p).kind for p in seated)),
         )
 
     def _play_game(self, number: int, on_move: OnMove | None) -> GameRecord:

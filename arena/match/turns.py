@@ -2,8 +2,11 @@
 
 Each turn is timed on the referee's monotonic clock from sending `turn` to receiving the move,
 waiting with `poll(time left)`, never a blocking receive. While it waits the referee checks, every
-`CRASH_CHECK_S`, that both bots still run and keeps their logs under the cap. Whatever breaks the
-arena's rules raises `Forfeited`.
+`CRASH_CHECK_S`, that both bots still run and keeps their logs under the cap. The CPU time the
+bot's processes used for the move and their wait for a CPU are read before the turn and with the
+move (arena/cell/usage.py); on a "cpu" clock the CPU time is what the move is charged, checked on
+every wake-up and with the move, under a wall-time ceiling. Whatever breaks the arena's rules
+raises `Forfeited`.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from typing import Any
 
 import rules
 from arena.cell.limits import Limits
+from arena.cell.usage import Usage
 from arena.match.clock import TimeControl
 from arena.match.forfeits import Forfeited, raise_failures
 from arena.match.players import CRASH_CHECK_S, Player, Players
@@ -44,6 +48,20 @@ def clean_info(info: Any) -> dict[str, Any]:
     if len(text) > INFO_MAX_CHARS:
         return {"comment": f"arena: info dropped, {len(text)} characters over the {INFO_MAX_CHARS} limit"}
     return json.loads(text)
+
+
+def _spent(before: Usage | None, after: Usage | None) -> tuple[float | None, float | None]:
+    """(CPU seconds, seconds waiting for a CPU) between two readings of a bot's usage; None where
+    either reading lacks it."""
+    if before is None or after is None:
+        return None, None
+    cpu = max(0.0, after.cpu_s - before.cpu_s)
+    wait = None if before.wait_s is None or after.wait_s is None else max(0.0, after.wait_s - before.wait_s)
+    return cpu, wait
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _is_reply(sender: Player, message: dict[str, Any], bot: Player, kind: str, game_id: str,
@@ -87,23 +105,50 @@ class Turns:
             if self.limits.suspend:  # no pondering on the opponent's time
                 for player in seated:
                     player.process.resume() if player is bot else player.process.suspend()  # type: ignore[union-attr]
+            clock = clocks[seat]
+            before = bot.process.usage()  # type: ignore[union-attr]
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
                        "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
-            deadline = sent + left + clocks[seat].margin
-            move, info, used, erred = self._await_move(seat, game_id, ply, sent, deadline, left)
+            deadline = sent + clock.wall_allowed(left) + clock.margin
+            try:
+                move, info, wall, erred = self._await_move(seat, game_id, ply, sent, deadline, left, before)
+            except Forfeited as forfeit:
+                self._note_load(forfeit, record, seat, before, time.monotonic() - sent)
+                raise
+            cpu, wait = _spent(before, bot.process.usage())  # type: ignore[union-attr]
+            charged = wall
+            if clock.kind == "cpu" and cpu is not None:
+                if cpu > left + clock.margin:
+                    raise Forfeited(seat, Forfeit.TIMEOUT, f"used {cpu:.3f} s of CPU for ply {ply}, over "
+                                    f"its {left:.3f} s + {clock.margin:g} s margin")
+                charged = cpu
             if erred:  # the bot's own exception, answered for it by the SDK's fallback
                 record.errors[seat] += 1
             if move not in legal:
                 move = self._check_move(state, move, legal, seat)
             state = state.play(move)
             moves.append(move)
-            banks[seat] = clocks[seat].bank_after(banks[seat], used)
-            done = MoveRecord(ply, seat, move, round(used, 6), info)
+            banks[seat] = clock.bank_after(banks[seat], charged)
+            done = MoveRecord(ply, seat, move, round(wall, 6), info, _round(cpu), _round(wait))
+            if done.under_load():
+                record.loaded_moves += 1
             keep(done)
             if on_move is not None:
                 on_move(record, done, state)
         return outcome
+
+    def _note_load(self, forfeit: Forfeited, record: GameRecord, seat: int, before: Usage | None,
+                   wall: float) -> None:
+        """A bot that ran out of time while the machine kept it from a CPU: the forfeit and the
+        record say so (the game was played under load)."""
+        if forfeit.reason is not Forfeit.TIMEOUT or forfeit.seat != seat:
+            return
+        cpu, wait = _spent(before, self.seated[seat].process.usage())  # type: ignore[union-attr]
+        if MoveRecord(0, seat, "", wall, {}, cpu, wait).under_load():
+            forfeit.under_load = True
+            forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU)"
+            record.loaded_moves += 1
 
     def _check_health(self, seat: int, ply: int, timed_out: bool) -> None:
         """Forfeited if a bot has failed (a dropped connection...) or, after a quiet poll
@@ -121,24 +166,33 @@ class Turns:
                 raise Forfeited(seat, Forfeit.CRASHED, f"{status} while thinking about ply {ply}")
 
     def _await_move(self, seat: int, game_id: str, ply: int, sent: float, deadline: float,
-                    left: float) -> tuple[str, dict[str, Any], float, bool]:
-        """The move for `ply` as (move, info for the record, seconds used, whether its info reported
-        an error of the bot's own); Forfeited on a timeout, a crash or a bad message."""
+                    left: float, before: Usage | None) -> tuple[str, dict[str, Any], float, bool]:
+        """The move for `ply` as (move, info for the record, wall seconds used, whether its info
+        reported an error of the bot's own); Forfeited on a timeout (on a "cpu" clock, also as soon
+        as a check finds the bot's CPU time since `before` past `left`), a crash or a bad message."""
         seated = self.seated
         bot = seated[seat]
+        clock = self.clocks[seat]
+        on_cpu = clock.kind == "cpu" and before is not None
         receive = self.players.receive
         next_check = sent + CRASH_CHECK_S
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 dropped = f" ({bot.stray} messages for another game or ply dropped)" if bot.stray else ""
-                raise Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {left:.3f} s "
-                                f"+ {self.clocks[seat].margin:g} s margin{dropped}")
+                within = f"{left:.3f} s" if not on_cpu else f"{clock.wall_allowed(left):.3f} s of wall time"
+                raise Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {within} "
+                                f"+ {clock.margin:g} s margin{dropped}")
             got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
             received = time.monotonic()
             if got is None or received >= next_check:  # on time, even while a bot floods the socket
                 next_check = received + CRASH_CHECK_S
                 self._check_health(seat, ply, timed_out=got is None)
+                if on_cpu:
+                    cpu = _spent(before, bot.process.usage())[0]  # type: ignore[union-attr]
+                    if cpu is not None and cpu > left + clock.margin:
+                        raise Forfeited(seat, Forfeit.TIMEOUT, f"used {cpu:.3f} s of CPU for ply {ply} "
+                                        f"without a move, over its {left:.3f} s + {clock.margin:g} s margin")
             if got is None:
                 continue
             sender, frame = got

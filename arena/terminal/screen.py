@@ -42,6 +42,8 @@ def describe_clock(clock: TimeControl, margin: bool = False) -> str:
         text = "unlimited" if math.isinf(clock.per_move) else f"{clock.per_move:g} s a move"
     else:
         text = f"{clock.base:g} s a game + {clock.increment:g} s a move"
+    if clock.kind == "cpu":
+        text += f" of CPU time (at most {clock.wall_factor:g}x in wall time)"
     return f"{text} (+{clock.margin:g} s margin)" if margin else text
 
 

@@ -29,6 +29,7 @@ file raises TournamentError naming the file and the key.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -41,7 +42,7 @@ import rules
 from arena.cell import sandbox
 from arena.cell.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 from arena.cell.limits import Limits
-from arena.match.clock import TimeControl
+from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
 
@@ -51,8 +52,8 @@ DEFAULT_GAMES_PER_TASK = 10
 (an interrupted run replays at most this many games per worker), large saves bot start-ups."""
 DEFAULT_RESULTS_ROOT = "results"
 
-KEYS = {"name", "game", "time", "games_per_pairing", "seed", "games_per_task", "params", "bots",
-        "description", "title", "limits", "format", "challengers", "rounds"}
+KEYS = {"name", "game", "time", "clock", "wall_factor", "games_per_pairing", "seed", "games_per_task",
+        "params", "bots", "description", "title", "limits", "format", "challengers", "rounds"}
 """The keys a tournament file may have."""
 BOT_KEYS = {"name", "command", "protocol"}
 """The keys of a [[bots]] table."""
@@ -112,6 +113,8 @@ class Tournament:
             extra = {"format": self.format, "challengers": list(self.challengers)}
         elif self.format == "swiss":
             extra = {"format": self.format, "rounds": self.rounds}
+        if self.time_control.kind != "wall":  # games charged otherwise are other games
+            extra["clock"] = f"{self.time_control.kind} x{self.time_control.wall_factor:g}"
         return {**extra,
             "name": self.name,
             "game": self.game,
@@ -237,15 +240,27 @@ class _File:
             raise self.bad("game" if game_name not in rules.names() else "params", str(exc)) from None
 
     def time(self, game: str) -> TimeControl:
+        """`time`, charged as `clock` ("wall" or "cpu") says, with `wall_factor` (TimeControl)."""
         value = self.data.get("time")
         try:
             if value is None:
-                return TimeControl.for_game(game)
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                clock = TimeControl.for_game(game)
+            elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise ValueError(f"bad time control {value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
-            return TimeControl.parse(str(value))
+            else:
+                clock = TimeControl.parse(str(value))
         except ValueError as exc:
             raise self.bad("time", str(exc)) from None
+        kind = self.data.get("clock", "wall")
+        if kind not in CLOCK_KINDS:
+            raise self.bad("clock", f"must be one of {', '.join(map(repr, CLOCK_KINDS))}, got {kind!r}")
+        if "wall_factor" in self.data and kind != "cpu":
+            raise self.bad("wall_factor", 'only for clock = "cpu"')
+        try:
+            return dataclasses.replace(clock, kind=kind,
+                                       wall_factor=self.data.get("wall_factor", DEFAULT_WALL_FACTOR))
+        except ValueError as exc:
+            raise self.bad("wall_factor", str(exc)) from None
 
     def ints(self) -> dict[str, int]:
         """games_per_pairing (even, >= 2), seed, games_per_task (>= 1)."""

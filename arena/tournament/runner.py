@@ -251,6 +251,26 @@ class RunSummary:
     of a worker that died)."""
     phases: int = 0
     """Pools started: 1, or one per Swiss round played."""
+    under_load: int = 0
+    """Games stored in this run that were played under load (GameRecord.loaded_moves)."""
+    lost_on_time_under_load: int = 0
+    """Of those, games a bot lost on time while the machine kept it from a CPU."""
+
+    def count_load(self, record: GameRecord) -> None:
+        """Count a stored game that was played under load."""
+        if record.loaded_moves:
+            self.under_load += 1
+            if (record.forfeit or {}).get("under_load"):
+                self.lost_on_time_under_load += 1
+
+    def load_note(self) -> str:
+        """What the summary line adds when games were played under load ("" when none were)."""
+        if not self.under_load:
+            return ""
+        lost = (f", {self.lost_on_time_under_load} of them lost on time while a bot waited for a CPU"
+                if self.lost_on_time_under_load else "")
+        return (f"; {self.under_load} games played under load{lost} (the machine was busy: fewer "
+                "--concurrency, or clock = \"cpu\", charges bots only their own time)")
 
     def timing(self, workers: int) -> dict[str, float]:
         """What the plan calibrates its next estimates with (Store.record_run)."""
@@ -628,4 +648,5 @@ def _store_one(store: Store, item: Any, expected: dict[str, tuple[MatchSpec, int
     if store.add_game(spec.match_id, number, record):
         summary.stored += 1
         summary.game_s += record.duration_s
+        summary.count_load(record)
         bar.add(record)
