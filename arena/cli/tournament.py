@@ -144,7 +144,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(plan.text(), file=sys.stderr)
     cpu = (f" of CPU (at most {tour.time_control.wall_factor:g}x in wall time)"
            if tour.time_control.kind == "cpu" else "")
-    print(f"{tour.name}: {tour.game}{params_suffix(tour.game, tour.params)}, time {tour.time_control} s{cpu}, "
+    print(f"{tour.name}: {tour.game}{params_suffix(tour.game, tour.params)}, "
+          f"time {tour.time_control} s{cpu}, "
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
