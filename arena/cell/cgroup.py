@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.cell.usage import Usage, cgroup_usage
+from arena.cell.usage import CgroupUsage, Usage
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
@@ -170,6 +170,7 @@ class Cgroup:
     def __init__(self, layout: Layout, dirs: dict[str, Path]) -> None:
         self.kind = layout.kind
         self.dirs = dirs
+        self._usage: CgroupUsage | None = None
 
     @classmethod
     def create(cls, memory_bytes: int | None, pids_max: int | None, layout: Layout | None = None,
@@ -257,11 +258,18 @@ class Cgroup:
 
     def usage(self) -> Usage | None:
         """CPU time of the whole tree and its threads' wait for a CPU (arena/cell/usage.py)."""
-        if self.kind == "v2" and "unified" in self.dirs:
-            return cgroup_usage(self.dirs["unified"] / "cpu.stat", self.dirs["unified"] / "cgroup.threads")
-        if "cpuacct" in self.dirs:
-            return cgroup_usage(self.dirs["cpuacct"] / "cpuacct.usage", self.dirs["cpuacct"] / "tasks")
-        return None
+        if self._usage is None:
+            if self.kind == "v2" and "unified" in self.dirs:
+                files = (self.dirs["unified"] / "cpu.stat", self.dirs["unified"] / "cgroup.threads")
+            elif "cpuacct" in self.dirs:
+                files = (self.dirs["cpuacct"] / "cpuacct.usage", self.dirs["cpuacct"] / "tasks")
+            else:
+                return None
+            try:
+                self._usage = CgroupUsage(*files)
+            except OSError:
+                return None
+        return self._usage.usage()
 
     def memory_bytes(self) -> int:
         """Memory charged to the cgroup now (bytes; tmpfs and shared memory included)."""
@@ -334,6 +342,9 @@ class Cgroup:
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroup's directories."""
+        if self._usage is not None:
+            self._usage.close()
+            self._usage = None
         if self.pids():
             self.kill()
         deadline = time.monotonic() + REMOVE_WAIT_S

@@ -25,23 +25,29 @@ class Usage:
     wait_s: float | None
 
 
-def _schedstat(path: str) -> tuple[int, int]:
-    """(ns on a CPU, ns waiting for one) of one thread; (0, 0) if it is gone."""
+def _read(path: str) -> bytes:
+    """The whole (small) file at `path`; b"" if it is gone."""
     try:
-        with open(path, "rb") as f:
-            fields = f.read().split()
-        return int(fields[0]), int(fields[1])
-    except (OSError, ValueError, IndexError):
-        return 0, 0
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return b""
+    try:
+        return os.read(fd, 4096)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
-def threads_usage(tids: list[int]) -> tuple[float, float]:
-    """(CPU seconds, wait seconds) summed over the threads `tids` (those gone count nothing)."""
+def threads_usage(tids: list[int] | list[bytes]) -> tuple[float, float]:
+    """(CPU seconds, wait seconds) summed over the threads `tids` (those gone count nothing), from
+    their scheduler figures: nanoseconds on a CPU, nanoseconds runnable but waiting for one."""
     cpu = wait = 0
     for tid in tids:
-        on, waited = _schedstat(f"/proc/{tid}/schedstat")
-        cpu += on
-        wait += waited
+        fields = _read(f"/proc/{int(tid)}/schedstat").split()
+        if len(fields) >= 2:
+            cpu += int(fields[0])
+            wait += int(fields[1])
     return cpu / 1e9, wait / 1e9
 
 
@@ -49,36 +55,50 @@ def process_usage(pid: int) -> Usage | None:
     """A process's usage from its threads' scheduler figures plus its reaped children's CPU time;
     None once it is gone."""
     try:
-        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, ValueError):
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
         return None
-    cpu, wait = threads_usage(tids)
+    stat = _read(f"/proc/{pid}/stat").rsplit(b")", 1)
+    if len(stat) != 2:
+        return None
+    fields = stat[1].split()
+    cpu, wait = threads_usage(tids)  # type: ignore[arg-type]
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_S  # cutime + cstime
     return Usage(cpu + reaped, wait)
 
 
-def cgroup_usage(cpu_file: Path, tasks_file: Path | None) -> Usage | None:
-    """A cgroup's usage: its CPU time from `cpu_file` (cpuacct.usage in ns, or cpu.stat's
-    usage_usec), its threads' wait from the scheduler figures of those `tasks_file` lists."""
-    try:
-        text = cpu_file.read_text()
-    except OSError:
-        return None
-    if cpu_file.name == "cpu.stat":
-        usec = next((int(v) for k, _, v in (ln.partition(" ") for ln in text.splitlines())
-                     if k == "usage_usec"), 0)
-        cpu = usec / 1e6
-    else:
-        try:
-            cpu = int(text) / 1e9
-        except ValueError:
+class CgroupUsage:
+    """Reads a cgroup's usage, keeping its CPU file open (one `pread` a reading): the CPU time of
+    the whole tree from `cpu_file` (cpuacct.usage in ns, or cpu.stat's usage_usec), the threads'
+    wait from the scheduler figures of those `tasks_file` lists. `close()` when done."""
+
+    def __init__(self, cpu_file: Path, tasks_file: Path) -> None:
+        self.micro = cpu_file.name == "cpu.stat"
+        self.tasks_file = str(tasks_file)
+        self._fd: int | None = os.open(cpu_file, os.O_RDONLY | os.O_CLOEXEC)
+
+    def cpu_s(self) -> float | None:
+        """The tree's CPU seconds so far (None once the cgroup is gone)."""
+        if self._fd is None:
             return None
-    if tasks_file is None:
-        return Usage(cpu, None)
-    try:
-        tids = [int(t) for t in tasks_file.read_text().split()]
-    except (OSError, ValueError):
-        return Usage(cpu, None)
-    return Usage(cpu, threads_usage(tids)[1])
+        try:
+            data = os.pread(self._fd, 4096, 0)
+        except OSError:
+            return None
+        if self.micro:
+            for line in data.splitlines():
+                if line.startswith(b"usage_usec "):
+                    return int(line.split()[1]) / 1e6
+            return None
+        return int(data) / 1e9 if data.strip().isdigit() else None
+
+    def usage(self) -> Usage | None:
+        cpu = self.cpu_s()
+        if cpu is None:
+            return None
+        return Usage(cpu, threads_usage(_read(self.tasks_file).split())[1])
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

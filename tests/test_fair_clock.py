@@ -1,0 +1,98 @@
+"""Fair clocks (issue 23): what each move cost a bot in CPU time is recorded, `clock = "cpu"`
+charges that instead of the wall time (so a busy machine costs an honest bot nothing, while a
+bot that sleeps still loses on time), and games played under load are marked.
+
+A real CPU-burning bot (tests/bots/cpu_burner.py, it spins until its own CPU time reaches a set
+amount) plays under a real hog: three CPU-bound processes on this 2-core machine.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.cell.limits import Limits
+from arena.match.clock import TimeControl
+from arena.match.records import Forfeit
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+
+HERE = Path(__file__).resolve().parent
+PARAMS = {"rows": 8, "cols": 8}
+LIMIT_S = 0.1
+
+
+def burner(share: float) -> BotSpec:
+    command = (sys.executable, str(HERE / "bots" / "cpu_burner.py"), str(LIMIT_S * share))
+    return BotSpec(f"burner-{share:g}", command)
+
+
+@pytest.fixture
+def hog():
+    """Three processes that burn CPU without end (a loaded 2-core machine), killed afterwards."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+            for _ in range(3)]
+    yield hogs
+    for process in hogs:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def play(bot: BotSpec, clock: TimeControl, games: int, opponent: str = "random") -> list:
+    other = BotSpec(opponent, (sys.executable, "-m", "bots", opponent))
+    spec = MatchSpec("clock", "domineering", (bot, other), clock, tuple(range(games)), params=PARAMS,
+                     limits=Limits())
+    return run_match(spec)
+
+
+def burner_moves(records, name: str) -> list:
+    return [m for r in records for m in r.moves if r.players[m.seat] == name]
+
+
+def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_its_cpu_is_measured(hog):
+    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0)
+    bot = burner(0.6)
+    records = []
+    while len(burner_moves(records, bot.name)) < 100:
+        records += play(bot, clock, 2)
+    assert [r.forfeit for r in records if r.forfeit] == []
+    assert {r.clock for r in records} == {"cpu"}
+    moves = burner_moves(records, bot.name)
+    for move in moves:  # the referee's reading of its CPU agrees with the bot's own, within 10 ms
+        assert abs(move.cpu_s - move.info["cpu_s"]) <= 0.010, (move.cpu_s, move.info)
+    assert sum(m.time_s for m in moves) > 1.3 * sum(m.cpu_s for m in moves)  # the hog took wall time
+
+
+def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog):
+    records = play(burner(1.3), TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0), 4)
+    forfeits = [r.forfeit for r in records]
+    assert all(f is not None and f["reason"] == Forfeit.TIMEOUT and r.players[f["seat"]] == "burner-1.3"
+               for f, r in zip(forfeits, records, strict=True)), forfeits
+    assert all("of CPU" in f["detail"] for f in forfeits), forfeits
+
+
+def test_at_a_wall_clock_games_under_a_hog_are_marked_as_played_under_load(hog):
+    records = play(burner(0.3), TimeControl(per_move=2.0), 2)
+    assert [r.forfeit for r in records] == [None, None]
+    assert all(r.loaded_moves > 0 and r.clock == "wall" for r in records), [r.loaded_moves for r in records]
+    moves = burner_moves(records, "burner-0.3")
+    assert sum(m.under_load() for m in moves) >= len(moves) // 2
+    assert all(m.cpu_s is not None and m.wait_s is not None for m in moves)
+
+
+def test_on_a_quiet_machine_nothing_is_marked_and_a_sleeping_bot_still_loses_at_a_cpu_clock():
+    quiet = play(burner(0.3), TimeControl(per_move=2.0), 2)
+    assert [r.forfeit for r in quiet] == [None, None]
+    moves = burner_moves(quiet, "burner-0.3")
+    assert sum(m.under_load() for m in moves) <= len(moves) // 5  # the suite's own processes aside
+    sleeper = BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.5"))
+    records = run_match(MatchSpec("sleep", "domineering", (sleeper, BotSpec("random", ("random",))),
+                                  TimeControl(per_move=LIMIT_S, kind="cpu"), (0,), params=PARAMS,
+                                  limits=Limits()))
+    forfeit = records[0].forfeit
+    assert forfeit["reason"] == Forfeit.TIMEOUT and forfeit["seat"] == 0, forfeit
+    assert "0.300 s of wall time" in forfeit["detail"], forfeit  # 3 x 0.1 s: the wall ceiling
