@@ -341,7 +341,7 @@ def within(timeout_s: float, run, client):
     return outcome["value"]
 
 
-def test_a_match_that_keeps_killing_workers_is_resubmitted_then_forfeited_by_the_bot_to_move(tmp_path):
+def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path):
     distributed = pytest.importorskip("distributed")
     import functools
 
@@ -363,9 +363,12 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_forfeited_by_the
         games = played(tmp_path / "res" / "die")
         for number, seat in ((0, 0), (1, 1)):  # game 1: random moves first, the killer is to move
             pairing, _, players, moves, winner, reason, forfeit = games[f"killer-vs-random-g{number}"]
-            assert players[seat] == "killer" and winner == 1 - seat and reason == "crashed"
-            assert forfeit["seat"] == seat and forfeit["reason"] == "crashed"
-            assert f"with killer (seat {seat}) to move" in forfeit["detail"], forfeit
+            assert players[seat] == "killer" and winner is None and reason == "aborted"
+            assert forfeit is None
+            with Store(tmp_path / "res" / "die" / DB_NAME, create=False) as store:
+                record = next(g.record for g in store.games() if g.number == number)
+            assert f"with killer (seat {seat}) to move" in record.aborted["detail"], record.aborted
+        assert sorted(summary.aborted) == ["killer-vs-random-g0", "killer-vs-random-g1"]
         write(tmp_path / "die.toml", games=2, bots=("x", "y"), per_task=2)  # once per match
         ok = within(90, lambda: cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c,
                                             progress=None, task=task, check=False), c)

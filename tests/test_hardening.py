@@ -111,7 +111,7 @@ def test_submit_refuses_a_bot_whose_choose_raises_and_shows_its_traceback(tmp_pa
     assert path.read_text() == before
 
 
-def test_a_match_that_kills_its_worker_is_forfeited_by_the_bot_to_move(tmp_path):
+def test_a_match_that_kills_its_worker_is_aborted_and_charged_to_nobody(tmp_path):
     data = {"name": "killer", "game": "domineering", "time": "0.5", "games_per_pairing": 2,
             "games_per_task": 2, "params": PARAMS,
             "limits": {"sandbox": "off"},  # a sandboxed bot cannot see, let alone kill, its worker
@@ -126,11 +126,12 @@ def test_a_match_that_kills_its_worker_is_forfeited_by_the_bot_to_move(tmp_path)
     for opponent in ("random", "random2"):
         for number, seat in ((0, 0), (1, 1)):  # in game 1 the opponent moves first
             record = records[f"killer-vs-{opponent}-g{number}"]
-            assert record.players[seat] == "killer" and record.winner == 1 - seat
-            assert record.forfeit["seat"] == seat and record.forfeit["reason"] == "crashed"
-            assert f"died {tmod.WORKER_DEATHS_PER_GAME} times" in record.forfeit["detail"]
-            assert f"with killer (seat {seat}) to move" in record.forfeit["detail"]
-            assert record.points(seat) == 0.0 and record.points(1 - seat) == 1.0
+            assert record.players[seat] == "killer" and record.winner is None and record.forfeit is None
+            assert record.reason == "aborted" and record.is_aborted() and record.result() == "*"
+            assert f"died {tmod.WORKER_DEATHS_PER_GAME} times" in record.aborted["detail"]
+            assert f"with killer (seat {seat}) to move" in record.aborted["detail"]
+            assert record.aborted["seat"] == seat and record.aborted["deaths"] == tmod.WORKER_DEATHS_PER_GAME
+            assert record.points(seat) == 0.0 and record.points(1 - seat) == 0.0
     innocent = [r for r in records.values() if "killer" not in r.players]
     assert len(innocent) == 2 and all(r.forfeit is None for r in innocent)
     json.dumps([r.to_dict() for r in records.values()])

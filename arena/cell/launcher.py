@@ -3,9 +3,9 @@
 `BotProcess` runs a bot as its own process group with its endpoint and token, registered with the
 match's `Watchdog`, pinned to a CPU when the limits ask for it, and stops the whole group (and the
 processes that left it). `PlayerProcess` is what the referee needs of any player's process, a bot's
-or the stand-in of an external player. A bot's stdout and stderr go to a log file in its own
-working directory (never a pipe, which a chatty bot could fill and block on); the referee keeps that
-file under a size cap.
+or the stand-in of an external player. A bot's stdout and stderr are a pipe the referee reads into
+a log file in the bot's working directory, kept under a size cap (arena/cell/botlog.py): the bot
+never holds a file it could grow or reserve disk through.
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import secrets
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from arena.cell import interpreters, sandbox, seccomp, uids
+from arena.cell.botlog import BotLog
 from arena.cell.cgroup import Cgroup, CgroupError
 from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
 from arena.cell.interpreters import Word
@@ -274,6 +276,8 @@ class BotProcess:
         self.uid: uids.UidLease | None = None
         """The user id of its own it runs as while it runs sandboxed, when arena is root."""
         self._process: subprocess.Popen | None = None
+        self._log: BotLog | None = None
+        """Its output, from `start()` on."""
 
     @property
     def sandboxed(self) -> bool:
@@ -305,15 +309,16 @@ class BotProcess:
                 except BaseException:
                     self._release()
                     raise
-        # O_APPEND: the cap can cut the file under it; O_NOFOLLOW: a link put in its place by a
-        # bot never makes the referee write elsewhere
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(self.log_path, flags, 0o600)
+        try:
+            self._log = BotLog(self.log_path, self.log_cap)  # OSError for a link in its place
+        except BaseException:
+            self._release()
+            raise
         launch = self.launch_args(endpoint, token)
         try:
             self._process = subprocess.Popen(
                 stdin=subprocess.DEVNULL,
-                stdout=fd,
+                stdout=self._log.writer,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 close_fds=True,
@@ -321,11 +326,12 @@ class BotProcess:
             )
         except BaseException:
             self._release()
+            self._log.close()
             raise
         finally:
-            os.close(fd)
             for passed in launch.get("pass_fds", ()):  # the seccomp filter: bwrap has read it
                 os.close(passed)
+        self._log.started()
         if self.watchdog is not None:
             self.watchdog.register(self._process.pid, self.marker)
             if self.cgroup is not None:
@@ -415,6 +421,8 @@ class BotProcess:
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
             pass
         self._release()
+        if self._log is not None:  # what it printed last is kept
+            self._log.close()
         if self.watchdog is not None:  # reaped: its group number may be reused
             self.watchdog.forget(process.pid)
         if self.private is not None:
@@ -459,44 +467,22 @@ class BotProcess:
 
     # --- the log file ---
     def log_size(self) -> int:
+        """The log's size in bytes (before `start()`: what an earlier process of the bot left)."""
+        if self._log is not None:
+            return self._log.size()
         try:
-            return self.log_path.stat().st_size
+            info = os.lstat(self.log_path)
         except OSError:
             return 0
+        return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
     def read_log(self, offset: int, max_chars: int) -> str:
         """What the bot wrote since `offset` (the last `max_chars` characters of it)."""
-        try:
-            with _open_nofollow(self.log_path, os.O_RDONLY, "rb") as f:
-                size = f.seek(0, os.SEEK_END)
-                start = offset if offset <= size else 0
-                start = max(start, size - 4 * max_chars)
-                f.seek(start)
-                data = f.read()
-        except OSError:
-            return ""
-        text = data.decode("utf-8", "replace")
-        return text if len(text) <= max_chars else "..." + text[-max_chars:]
+        return self._log.read(offset, max_chars) if self._log is not None else ""
 
     def cap_log(self) -> bool:
         """Cut the log back to its last half if it is over the cap; True if it was cut."""
-        if self.log_size() <= self.log_cap:
-            return False
-        try:
-            with _open_nofollow(self.log_path, os.O_RDWR, "r+b") as f:
-                f.seek(-(self.log_cap // 2), os.SEEK_END)
-                tail = f.read()
-                f.seek(0)
-                f.truncate()
-                f.write(b"[... arena: log cut to its last %d bytes ...]\n" % len(tail) + tail)
-        except OSError:
-            return False
-        return True
-
-
-def _open_nofollow(path: Path, flags: int, mode: str) -> Any:
-    """Open the log file, refusing a symbolic link put in its place."""
-    return os.fdopen(os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC), mode)
+        return self._log.cap() if self._log is not None else False
 
 
 def _mib(value: int | None) -> int | None:

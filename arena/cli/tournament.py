@@ -60,6 +60,9 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                      help="serve the results site on http://127.0.0.1:PORT/ during the run and after it "
                           "(until Ctrl-C), as `arena serve` does")
     run.add_argument("--port", type=int, default=None, help=port_help)
+    run.add_argument("--retry-aborted", action="store_true",
+                     help="play the aborted games again (games whose worker process kept dying; the "
+                          "aborted records are kept aside in the results database)")
     run.set_defaults(func=cmd_run)
 
     pl = tsub.add_parser("plan", help="print the number of games and matches and an estimate of the "
@@ -149,7 +152,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out}", file=sys.stderr)
-    nothing_to_play = done_before >= tour.total_games()
+    nothing_to_play = done_before >= tour.total_games() and not args.retry_aborted
     if args.concurrency is not None and args.concurrency > cores():
         print(f"arena: warning: --concurrency {args.concurrency} is more than the {cores()} cores of this "
               "machine: bots will wait for a core while their clock runs, so the clocks are no longer fair",
@@ -158,22 +161,30 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.cluster is not None:
             try:
-                summary = cluster.run(tour, args.results, args.cluster, progress=progress)
+                summary = cluster.run(tour, args.results, args.cluster, progress=progress,
+                                      retry_aborted=args.retry_aborted)
             except cluster.ClusterError as exc:
                 raise CommandError(str(exc)) from None
         else:
             summary = tmod.run(tour, args.results, concurrency=args.concurrency or 1, progress=progress,
-                               eta_s=plan.wall_s)
+                               eta_s=plan.wall_s, retry_aborted=args.retry_aborted)
     except BaseException:
         if server is not None:
             server.stop()
         raise
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
+    if summary.retried:
+        print(f"{tour.name}: {summary.retried} aborted games played again", file=sys.stderr)
     if not args.quiet:
         from arena.tournament.standings import report
 
-        print(report(out))
+        print(report(out))  # aborted games, with what their bots printed, at its end
+    aborted = _aborted(out)
+    if aborted and args.quiet:
+        from arena.tournament.aborted import aborted_note
+
+        print(aborted_note(aborted), file=sys.stderr)
     missing = tour.total_games() - _stored(out)
     if server is not None:
         if not summary.interrupted:
@@ -192,8 +203,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{tour.name}: all {tour.total_games()} games are already stored; nothing to play",
               file=sys.stderr)
     else:
+        shown = (f", {len(aborted)} of them aborted (not scored; --retry-aborted plays them again)"
+                 if aborted else "")
         print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
-              f"({summary.stored} this run){summary.load_note()}", file=sys.stderr)
+              f"({summary.stored} this run){shown}{summary.load_note()}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -238,6 +251,16 @@ def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True
         return estimate(tour, workers, reuse=reuse)
     with Store(db, create=False) as store:
         return estimate(tour, workers, store if store.count() else None, reuse=reuse)
+
+
+def _aborted(out: Path) -> list:
+    """The aborted games stored in the results database `out` (GameRecords)."""
+    if not (out / DB_NAME).is_file():
+        return []
+    from arena.tournament.store import Store
+
+    with Store(out / DB_NAME, create=False) as store:
+        return [g.record for g in store.iter_games() if g.record.is_aborted()]
 
 
 def _stored(out: Path) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import resource
 import socket
 import struct
 import time
@@ -43,6 +44,11 @@ with frames of at most MAX_MESSAGE_BYTES, what one connection can make the refer
 MAX_UNBOUND_PEERS = 4096
 """Connections without a hello the endpoint remembers (to drop their later frames unread); the
 oldest is forgotten beyond this."""
+MAX_PRIVATE_CONNECTIONS = 8
+"""Connections a bot's private socket keeps open at once before the bot's hello; one more is dropped
+as soon as the referee hears of it. After the hello the socket file is made unconnectable (mode 0):
+the kernel refuses every further connection (EACCES), so a bot cannot make the referee hold more
+descriptors than this."""
 MAX_PRIVATE_CHANNELS = 255
 """Private `ipc://` sockets one endpoint holds open at once (a channel is one byte of an identity;
 the numbers of closed ones are reused)."""
@@ -160,6 +166,27 @@ def decode_referee_message(frame: bytes) -> dict[str, Any]:
     return _check(_unpack(frame), _REFEREE_FIELDS)
 
 
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit (the kernel's `nr_open` when
+    the hard limit is unlimited) and return it: a referee holds a descriptor for every connection,
+    and ZeroMQ aborts the whole process when one cannot be had."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard
+    if hard == resource.RLIM_INFINITY:
+        try:
+            with open("/proc/sys/fs/nr_open") as f:
+                target = int(f.read())
+        except (OSError, ValueError):
+            return soft
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (OSError, ValueError):
+            return soft
+        return target
+    return soft
+
+
 def _timeout_ms(seconds: float | None) -> int | None:
     if seconds is None:
         return None
@@ -177,7 +204,11 @@ class RefereeEndpoint:
     With `monitor` (the default) the sockets' connections are watched: `accepted` and `dropped`
     collect each peer connection opened and closed (ZeroMQ closes one that sends a frame over
     `max_message_bytes`), as (host, port) for TCP and (channel name, descriptor) for a private
-    socket; the owner takes them with `take_events()`.
+    socket; the owner takes them with `take_events()`. A private socket accepts one peer: once a
+    connection on it is bound (its bot's hello) the socket file is made unconnectable, and before
+    that a connection over MAX_PRIVATE_CONNECTIONS open at once is dropped (`surplus_dropped`
+    counts them), so that a bot connecting thousands of times to its own socket costs the referee
+    a handful of descriptors. The process's open files limit is raised to its hard limit.
 
     A connection is unbound until the owner calls `bind(identity)` (after a valid hello): its first
     frame is delivered only if it is at most HELLO_MAX_BYTES, and every later frame of an unbound
@@ -187,6 +218,7 @@ class RefereeEndpoint:
 
     def __init__(self, host: str = "127.0.0.1", max_message_bytes: int = MAX_MESSAGE_BYTES,
                  monitor: bool = True) -> None:
+        raise_open_files_limit()
         self._context = zmq.Context()
         self._max_message_bytes = max_message_bytes
         self._socket = self._router()
@@ -207,6 +239,15 @@ class RefereeEndpoint:
         self._unbound: dict[bytes, None] = {}  # connections whose first frame came: insertion order
         self.unbound_dropped = 0
         """Frames of unbound connections dropped unread (over the hello size, or not the first)."""
+        self._paths: dict[int, str] = {}
+        """Each open private channel -> its socket file."""
+        self._open: dict[int, int] = {}
+        """Each private channel -> its connections open (as far as the monitor has said)."""
+        self._sealed: set[int] = set()
+        """Private channels whose bot said hello: their socket file takes no more connections."""
+        self.surplus_dropped = 0
+        """Connections to private sockets dropped at once (over MAX_PRIVATE_CONNECTIONS, or after
+        the hello)."""
         if monitor:
             self._watch(self._socket, 0)
 
@@ -236,6 +277,9 @@ class RefereeEndpoint:
             sock.close(linger=LINGER_MS)
             raise
         self._sockets[channel] = sock
+        self._paths[channel] = path
+        self._open[channel] = 0
+        self._sealed.discard(channel)
         self._poller.register(sock, zmq.POLLIN)
         if self._monitoring:
             self._watch(sock, channel)
@@ -248,6 +292,9 @@ class RefereeEndpoint:
         if sock is None:
             return
         del self._sockets[channel]
+        self._paths.pop(channel, None)
+        self._open.pop(channel, None)
+        self._sealed.discard(channel)
         self._poller.unregister(sock)
         for monitor in [m for m, c in self._monitors.items() if c == channel]:
             try:
@@ -280,9 +327,18 @@ class RefereeEndpoint:
         return f"ipc-channel-{channel}"
 
     def bind(self, identity: bytes) -> None:
-        """`identity` said a valid hello: deliver all its frames from now on."""
+        """`identity` said a valid hello: deliver all its frames from now on. On a private socket,
+        no further connection is taken: its file is made unconnectable (the bot inside its
+        sandbox is not its owner, or sees it on a read-only mount)."""
         self._bound.add(identity)
         self._unbound.pop(identity, None)
+        channel = self.channel_of(identity)
+        if channel in self._paths and channel not in self._sealed:
+            self._sealed.add(channel)
+            try:
+                os.chmod(self._paths[channel], 0)
+            except OSError:  # removed already: nobody can connect to it either
+                pass
 
     def unbind(self, identity: bytes) -> None:
         """Drop every later frame of `identity` unread (a bot that was stopped, say)."""
@@ -324,7 +380,12 @@ class RefereeEndpoint:
                 return
             event, fd = struct.unpack("=HI", frames[0][:6])
             if event == zmq.EVENT_ACCEPTED:
+                if channel and (channel in self._sealed
+                                or self._open.get(channel, 0) >= MAX_PRIVATE_CONNECTIONS):
+                    self._drop_connection(channel, fd)
+                    continue
                 if channel:
+                    self._open[channel] = self._open.get(channel, 0) + 1
                     peer = (self.channel_name(channel), fd)
                 else:
                     try:
@@ -336,6 +397,23 @@ class RefereeEndpoint:
                 self.accepted.append(peer)
             elif event == zmq.EVENT_DISCONNECTED and (channel, fd) in self._peers:
                 self.dropped.append(self._peers.pop((channel, fd)))
+                if channel in self._open:
+                    self._open[channel] -= 1
+
+    def _drop_connection(self, channel: int, fd: int) -> None:
+        """Close the connection ZeroMQ accepted as descriptor `fd` on private `channel` (shut down
+        under it: ZeroMQ then closes it as a peer that left), if that descriptor is still one of
+        that socket's connections."""
+        self.surplus_dropped += 1
+        try:
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                if sock.family == socket.AF_UNIX and sock.getsockname() == self._paths.get(channel):
+                    sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # closed already
+            pass
+        if self.surplus_dropped in (1, 100, 10000):
+            log.info("%s: %d connections over its limit dropped", self.channel_name(channel),
+                     self.surplus_dropped)
 
     def send(self, identity: bytes, message: dict[str, Any]) -> None:
         """Queue `message` for the peer `identity`; a gone or stalled peer loses it silently."""

@@ -25,6 +25,11 @@ LOADED_WAIT_SHARE = 0.25
 least this share of the move's wall time..."""
 LOADED_WAIT_MIN_S = 0.010
 """...and at least this long (seconds)."""
+ABORTED = "aborted"
+"""The `reason` of a game that could not be played to its end through no fault a bot can be charged
+with (the worker process playing it kept dying): no result, no points for anyone, left out of the
+standings and ratings (arena.tournament.standings.scored_records), replayed only on request
+(`arena tournament run --retry-aborted`)."""
 
 
 @dataclass
@@ -78,6 +83,9 @@ class GameRecord:
     loaded_moves: int = 0
     """Moves a bot played while kept from a CPU by the machine's load (MoveRecord.under_load): the
     game was played under load."""
+    aborted: dict[str, Any] | None = None
+    """For an aborted game (reason ABORTED): {"detail": str, "deaths": int, "ply": int, "seat": int}
+    (the seat that was to move when the worker last died); None otherwise and in older records."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -102,13 +110,18 @@ class GameRecord:
         return (forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT
                 or str(forfeit.get("detail", "")).startswith("both bots failed"))
 
+    def is_aborted(self) -> bool:
+        """The game was aborted (see ABORTED): it has no result and counts for nobody."""
+        return self.reason == ABORTED
+
     def winner_seat(self) -> int | None:
         """The seat that won, None for a draw or a double forfeit."""
         return self.winner if self.winner in (0, 1) else None
 
     def points(self, seat: int) -> float:
-        """1 for a win, 0.5 for a draw, 0 for a loss or a double forfeit, from `seat`'s side."""
-        if self.is_double_forfeit():
+        """1 for a win, 0.5 for a draw, 0 for a loss, a double forfeit or an aborted game, from
+        `seat`'s side."""
+        if self.is_double_forfeit() or self.is_aborted():
             return 0.0
         winner = self.winner_seat()
         if winner is None:
@@ -116,8 +129,10 @@ class GameRecord:
         return 1.0 if winner == seat else 0.0
 
     def result(self) -> str:
-        """The result as "1-0", "0-1", "1/2-1/2", or "0-0" for a double forfeit: the one place
-        that computes it (standings, screens and the command line call it)."""
+        """The result as "1-0", "0-1", "1/2-1/2", "0-0" for a double forfeit, or "*" for an aborted
+        game: the one place that computes it (standings, screens and the command line call it)."""
+        if self.is_aborted():
+            return "*"
         if self.is_double_forfeit():
             return "0-0"
         return {0: "1-0", 1: "0-1"}.get(self.winner_seat(), "1/2-1/2")  # type: ignore[arg-type]

@@ -9,12 +9,13 @@ as its task completes, exactly as `tournament.run` does, so resume works the sam
   worker (a task that raised is retried `TASK_RETRIES` times). A task that killed
   `distributed.scheduler.allowed-failures` workers comes back as KilledWorker; the parent then
   rebuilds it from what is stored (only the games still missing) and submits it again, at most
-  `RESUBMITS` times. After that, the bot that was to move in the game being played forfeits it
-  (`crashed`, arena.tournament.runner.worker_death_record) and the rest of the match is submitted
-  afresh, so the tournament completes. Whose move it was comes from the workers: after each move a
-  task logs the seat to move next as a scheduler event (topic `arena-progress:MATCH_ID`), which
-  outlives the worker. A game comes back once per task, and a game already stored is never stored
-  again (the parent drops it; the store's UNIQUE key would refuse it anyway).
+  `RESUBMITS` times. After that, the game being played is recorded as `aborted`
+  (arena.tournament.aborted: no bot is charged, its bots' logs stay on the worker) and the rest of
+  the match is submitted afresh, so the tournament completes. Whose move it was comes from the
+  workers: after each move a task logs the seat to move next as a scheduler event (topic
+  `arena-progress:MATCH_ID`), which outlives the worker. A game comes back once per task, and a
+  game already stored is never stored again (the parent drops it; the store's UNIQUE key would
+  refuse it anyway).
 - Before the first match, every worker present checks that it can start every bot: the command
   resolves there (program and script files exist) and the bot says hello within the referee's
   start-up limit. ClusterError names the worker and the bot.
@@ -48,6 +49,7 @@ from typing import Any, TextIO
 
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner as tmod
+from arena.tournament.aborted import aborted_record
 from arena.tournament.store import DB_NAME, Store
 
 INSTALL_HINT = "pip install 'arena[dask]'"
@@ -492,9 +494,11 @@ def run(
     progress: TextIO | None = sys.stderr,
     task: Callable[..., list[str]] = run_match_task,
     check: bool = True,
+    retry_aborted: bool = False,
 ) -> tmod.RunSummary:
     """Play every game of `tournament` not yet stored on a Dask cluster (`cluster`: an address,
     local:N, or a distributed.Client); each game is committed as its task comes back.
+    `retry_aborted`: play the stored aborted games again too (as tournament.run).
 
     StoreError if the file changed in a way that breaks exactly-once; ClusterError if the cluster
     cannot be used (nothing is played then)."""
@@ -505,6 +509,8 @@ def run(
     out.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
+        if retry_aborted:
+            summary.retried = len(store.retry_aborted())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
         specs = tmod.plan(tournament, stored, store.pairing_results())
@@ -575,14 +581,15 @@ def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSu
                 left = _left(spec, expected)
                 if not left:
                     continue
-                if attempt >= RESUBMITS:  # the bot to move forfeits the game being played
+                if attempt >= RESUBMITS:  # the game being played is aborted
                     number, attempt = left[0], -1
                     ply, seat = tmod.seat_to_move(spec, number, _last_turn(client, spec, number))
                     deaths = (RESUBMITS + 1) * (1 + _allowed_failures())
                     del expected[spec.game_id(number)]
-                    record = tmod.worker_death_record(spec, number, ply, seat, deaths)
+                    record = aborted_record(spec, number, ply, seat, deaths)
                     if store.add_game(spec.match_id, number, record):
                         summary.stored += 1
+                        summary.aborted.append(record.game_id)
                         bar.add(record)
                     left = left[1:]
                 if left:

@@ -13,11 +13,12 @@ A match that kills its worker process (a bot that kills its parent, a referee bu
 process down): the tasks that were running when the pool broke become suspects and are replayed one
 at a time in a pool of one worker, where a death is unambiguous. The game being played when such a
 worker died (the first game of the task not stored) is charged one death; at
-WORKER_DEATHS_PER_GAME it is forfeited (`crashed`) by the bot that was to move, so the tournament
-completes. Whose move it was comes from the worker itself: each task keeps a progress note (Turn) in
-a file of its own, rewritten in place after every move with one synchronous write (no buffer a
-killed process could lose); before the first move of a game it is the seat to move in the start
-position.
+WORKER_DEATHS_PER_GAME it is recorded as `aborted` (arena.tournament.aborted): no bot is charged,
+since a bot can time the death to its opponent's turn, and the tournament completes. The record says
+whose move it was and keeps what both bots printed last: each task keeps a progress note (Turn) in a
+file of its own, rewritten in place after every move with one synchronous write (no buffer a killed
+process could lose), and a task replayed alone runs its bots in a directory beside that note, where
+the parent finds their logs. Aborted games are played again only by `run(..., retry_aborted=True)`.
 """
 from __future__ import annotations
 
@@ -38,13 +39,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 from arena.cell import sandbox
-from arena.match.records import Forfeit, GameRecord
+from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
+from arena.tournament.aborted import aborted_record, bot_logs
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
     DEFAULT_GAMES_PER_PAIRING,
     DEFAULT_GAMES_PER_TASK,
@@ -61,13 +62,12 @@ __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
-    "sealed", "seat_to_move", "store_results", "worker_death_record",
+    "sealed", "seat_to_move", "store_results", "aborted_record",
 ]
 
 LOCK_NAME = "run.lock"
 WORKER_DEATHS_PER_GAME = 2
-"""A game whose worker process died this many times while it ran alone is forfeited (`crashed`) by
-the bot that was to move."""
+"""A game whose worker process died this many times while it ran alone is recorded as `aborted`."""
 _PARENT_POLL_S = 0.5
 _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
@@ -133,11 +133,15 @@ def play_task(spec: MatchSpec) -> list[str]:
     def on_move(record: GameRecord, move: Any, state: Any) -> None:
         write(Turn(record.game_id, state.ply, state.seat))
 
+    workdir = None if _NOTES is None or hub is not None else _work_path(_NOTES, spec)
     try:
         write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
-        records = run_match(spec, on_game=on_game, on_move=on_move if note is not None else None, hub=hub)
+        records = run_match(spec, on_game=on_game, on_move=on_move if note is not None else None, hub=hub,
+                            workdir=workdir)
         return [record.to_json() for record in records]
-    finally:
+    finally:  # a worker that dies leaves its bots' logs to the parent
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
         if note is not None:
             os.close(note)
         if hub is not None and stream is not None:
@@ -149,6 +153,11 @@ def play_task(spec: MatchSpec) -> list[str]:
 
 def _note_path(directory: Path, spec: MatchSpec) -> Path:
     return directory / f"{spec.match_id}-{spec.game_numbers[0]}.turn"
+
+
+def _work_path(directory: Path, spec: MatchSpec) -> Path:
+    """Where the task `spec` runs its bots when it keeps none between matches (a task replayed alone)."""
+    return directory / f"{spec.match_id}-{spec.game_numbers[0]}.work"
 
 
 def read_note(directory: Path, spec: MatchSpec) -> Turn | None:
@@ -182,24 +191,6 @@ def seat_to_move(spec: MatchSpec, number: int, turn: Turn | None) -> tuple[int, 
 
     start = replay(rules.load(spec.game, **spec.params), spec.start_moves)
     return start.ply, start.seat
-
-
-def worker_death_record(spec: MatchSpec, number: int, ply: int, seat: int, deaths: int) -> GameRecord:
-    """The record of game `number` of `spec` forfeited (`crashed`) by the bot to move at `ply`,
-    after its worker process died `deaths` times while playing it."""
-    import rules
-
-    players = spec.seats(number)
-    clocks = dict.fromkeys(str(b.time_control or spec.time_control) for b in players)
-    detail = (f"the worker process playing this game died {deaths} times; the last time at ply {ply}, "
-              f"with {players[seat].name} (seat {seat}) to move")
-    return GameRecord(
-        game_id=spec.game_id(number), game=spec.game, params=rules.load(spec.game, **spec.params).params,
-        players=[b.name for b in players], time_control=" / ".join(clocks),
-        start_moves=list(spec.start_moves), winner=1 - seat, reason=Forfeit.CRASHED.value,
-        forfeit={"seat": seat, "reason": Forfeit.CRASHED.value, "detail": detail},
-        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
 
 
 def _worker_hub() -> Any:
@@ -271,6 +262,10 @@ class RunSummary:
                 if self.lost_on_time_under_load else "")
         return (f"; {self.under_load} games played under load{lost} (the machine was busy: fewer "
                 "--concurrency, or clock = \"cpu\", charges bots only their own time)")
+    aborted: list[str] = field(default_factory=list)
+    """Game ids recorded as aborted in this run (arena.tournament.aborted)."""
+    retried: int = 0
+    """Aborted games made missing again by `retry_aborted`, to be played in this run."""
 
     def timing(self, workers: int) -> dict[str, float]:
         """What the plan calibrates its next estimates with (Store.record_run)."""
@@ -314,7 +309,9 @@ class Progress:
 
     def add(self, record: GameRecord) -> None:
         self.done += 1
-        if not record.is_double_forfeit():  # nobody won, and it was no draw: only a forfeit
+        if record.is_aborted():  # shown from the first one on
+            self.counts["aborted"] = self.counts.get("aborted", 0) + 1
+        elif not record.is_double_forfeit():  # nobody won, and it was no draw: only a forfeit
             key = {0: "seat 0 wins", 1: "seat 1 wins"}.get(record.winner_seat(), "draws")  # type: ignore[arg-type]
             self.counts[key] += 1
         if record.forfeit:
@@ -386,8 +383,11 @@ def run(
     task: Callable[[MatchSpec], list[str]] = play_task,
     eta_s: float | None = None,
     reuse: bool = True,
+    retry_aborted: bool = False,
 ) -> RunSummary:
     """Play every game of `tournament` not yet stored; each game is committed as it comes back.
+    `retry_aborted`: first make the stored aborted games missing again (Store.retry_aborted), so
+    they are played too.
 
     `eta_s`: the plan's estimate of the wall time (arena.tournament.plan), shown as the time left
     until the first game of this run is stored. `reuse`: the default pool's workers keep their bots
@@ -406,17 +406,20 @@ def run(
     tournament = sealed(tournament, out, progress)
     umask = os.umask(0o077)  # results, logs and game files: the staff's user's only
     try:
-        return _run(tournament, out, concurrency, executor, progress, task, started, summary, eta_s, reuse)
+        return _run(tournament, out, concurrency, executor, progress, task, started, summary, eta_s, reuse,
+                    retry_aborted)
     finally:
         os.umask(umask)
 
 
 def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor | None,
          progress: TextIO | None, task: Callable[[MatchSpec], list[str]], started: float,
-         summary: RunSummary, eta_s: float | None, reuse: bool) -> RunSummary:
+         summary: RunSummary, eta_s: float | None, reuse: bool, retry_aborted: bool = False) -> RunSummary:
     out.mkdir(parents=True, exist_ok=True)
     with exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
+        if retry_aborted:
+            summary.retried = len(store.retry_aborted())
         stored = store.stored_numbers()
         summary.already = sum(len(v) for v in stored.values())
         specs = plan(tournament, stored, store.pairing_results())
@@ -532,22 +535,25 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             if rests[culprit]:
                 rest_of_culprit = dataclasses.replace(culprit, game_numbers=rests[culprit])
                 turn = read_note(notes, culprit)
-                suspects += _charge_death(store, rest_of_culprit, deaths, turn, summary, bar)
+                suspects += _charge_death(store, rest_of_culprit, deaths, turn, summary, bar,
+                                          _work_path(notes, culprit))
 
 
 def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: Turn | None,
-                  summary: RunSummary, bar: Progress) -> list[MatchSpec]:
-    """The worker running `spec` alone died during its first game: one more death for that game;
-    at WORKER_DEATHS_PER_GAME the bot to move forfeits it. Returns what of `spec` is still to play."""
+                  summary: RunSummary, bar: Progress, workdir: Path) -> list[MatchSpec]:
+    """The worker running `spec` alone (its bots in `workdir`) died during its first game: one more
+    death for that game; at WORKER_DEATHS_PER_GAME the game is recorded as aborted, with what both
+    bots printed. Returns what of `spec` is still to play."""
     number = spec.game_numbers[0]
     game_id = spec.game_id(number)
     deaths[game_id] = deaths.get(game_id, 0) + 1
     if deaths[game_id] < WORKER_DEATHS_PER_GAME:
         return [spec]
     ply, seat = seat_to_move(spec, number, turn)
-    record = worker_death_record(spec, number, ply, seat, deaths[game_id])
+    record = aborted_record(spec, number, ply, seat, deaths[game_id], bot_logs(workdir, spec, number))
     if store.add_game(spec.match_id, number, record):
         summary.stored += 1
+        summary.aborted.append(game_id)
         bar.add(record)
     rest = spec.game_numbers[1:]
     return [dataclasses.replace(spec, game_numbers=rest)] if rest else []

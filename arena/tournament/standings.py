@@ -5,7 +5,8 @@ The only module of arena that imports pandas and tabulate.
 
 Scoring (`GameRecord.points`): a win is 1 point, a draw 0.5, a loss 0; a forfeit is a loss for the
 bot that broke the arena's rules, and a double forfeit (neither bot could play) scores 0 for both
-and is left out of Elo. Ranks, one sort: points, then head-to-head score (points against the other
+and is left out of Elo. An aborted game counts for nothing (`scored_records`); `report` lists it.
+Ranks, one sort: points, then head-to-head score (points against the other
 bots level on points), then Sonneborn-Berger (the sum over its opponents of the points it scored
 against each x that opponent's total), then wins; bots level on all four share a rank, shown `2=`
 (ranks 1, 2=, 2=, 4). Elo comes from `arena.tournament.ratings.fit` (maximum likelihood).
@@ -30,6 +31,7 @@ from tabulate import tabulate
 
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import params_text
+from arena.tournament.aborted import aborted_note
 from arena.tournament.formats import bye_points, swiss_rounds
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
 from arena.tournament.store import DB_NAME, Store, StoredGame, pairing_results
@@ -39,8 +41,11 @@ STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points"
 """The standings' columns; "score diff" follows when the game keeps a score."""
 
 
-def _records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
-    return [g.record if isinstance(g, StoredGame) else g for g in games]
+def scored_records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
+    """The games the standings, the crosstable and Elo count: every one but the aborted ones
+    (arena.tournament.aborted), which have no result. The one place they are left out."""
+    records = [g.record if isinstance(g, StoredGame) else g for g in games]
+    return [r for r in records if not r.is_aborted()]
 
 
 @dataclass
@@ -143,7 +148,7 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
     "rank" is a number; bots level on every tie-break share it, and the shown tables (text,
     markdown, html) write it `1=`. A double forfeit scores 0 for both and counts for no rating.
     """
-    records = _records(games)
+    records = scored_records(games)
     names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
     tallies, scored = _tally(records, names)
     results = [(r.players[0], r.players[1], r.points(0)) for r in records if not r.is_double_forfeit()]
@@ -187,7 +192,7 @@ def shown_ranks(ranks: pd.Series) -> pd.Series:
 
 def crosstable(games: Iterable[GameRecord | StoredGame], order: Sequence[str] | None = None) -> pd.DataFrame:
     """Points of the row bot against the column bot (NaN on the diagonal and where none were played)."""
-    records = _records(games)
+    records = scored_records(games)
     names = list(dict.fromkeys([*(order or []), *(p for r in records for p in r.players)]))
     df = pd.DataFrame(float("nan"), index=pd.Index(names, name="bot"), columns=names)
     for r in records:
@@ -342,9 +347,10 @@ def report(results_dir: str | Path, fmt: str = "simple") -> str:
     table = standings(games, order, byes=swiss_byes(fingerprint, games))
     cross = crosstable(games, list(table["bot"]))
     summary = summary_line(fingerprint, len(games)) + isolation_note(games)
+    aborted = aborted_note(g.record for g in games)
     return "\n\n".join([summary, standings_text(table, fmt),
                         "Crosstable (points of the row bot against the column bot)",
-                        crosstable_text(cross, fmt)])
+                        crosstable_text(cross, fmt), *([aborted] if aborted else [])])
 
 
 def isolation_note(games: Sequence[StoredGame]) -> str:

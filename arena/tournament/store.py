@@ -5,6 +5,10 @@
 - `games` is keyed by (pairing, number) UNIQUE: a game is never stored twice; a second insert of the
   same game is ignored and reported as such.
 - The record itself is stored as JSON (GameRecord.to_json) beside a few columns for queries.
+- An aborted game (reason `aborted`, arena.tournament.aborted) is stored like any other, so it is not
+  played again; `retry_aborted` moves such games to `retried_games` (kept, never deleted), which
+  makes them missing again. A database without that table (older arena) is read as it is; the
+  table is added the first time a run opens it.
 - The tournament's fingerprint (game, params, time control, bots and their commands, games per
   pairing, seed) is stored on the first run. A later run may only change it in ways that keep every
   stored game valid and every pairing's game numbers meaning the same thing (`fingerprint_change`):
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.match.records import GameRecord
+from arena.match.records import ABORTED, GameRecord
 
 SCHEMA_VERSION = 1
 DB_NAME = "results.sqlite"
@@ -54,6 +58,15 @@ CREATE TABLE IF NOT EXISTS games (
     stored_at      REAL    NOT NULL,
     record         TEXT    NOT NULL,
     UNIQUE (pairing, number)
+);
+CREATE TABLE IF NOT EXISTS retried_games (
+    id         INTEGER PRIMARY KEY,
+    pairing    TEXT    NOT NULL,
+    number     INTEGER NOT NULL,
+    game_id    TEXT    NOT NULL,
+    stored_at  REAL    NOT NULL,
+    retried_at REAL    NOT NULL,
+    record     TEXT    NOT NULL
 );
 """
 
@@ -217,6 +230,33 @@ class Store:
              record.reason, forfeit.get("reason"), len(record.moves), time.time(), record.to_json()),
         )
         return cur.rowcount == 1
+
+    def retry_aborted(self) -> list[str]:
+        """Make the aborted games missing again (to be played by the next run): each moves, in one
+        transaction, to the `retried_games` table, where it is kept. Returns their game ids."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = self._db.execute("SELECT id, pairing, number, game_id, stored_at, record FROM games"
+                                    " WHERE reason = ?", (ABORTED,)).fetchall()
+            now = time.time()
+            self._db.executemany(
+                "INSERT INTO retried_games (pairing, number, game_id, stored_at, retried_at, record)"
+                " VALUES (?, ?, ?, ?, ?, ?)", [(*row[1:5], now, row[5]) for row in rows])
+            self._db.executemany("DELETE FROM games WHERE id = ?", [(row[0],) for row in rows])
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return [row[3] for row in rows]
+
+    def retried(self) -> list[StoredGame]:
+        """The aborted games `retry_aborted` set aside, oldest first (none in an older database)."""
+        try:
+            rows = self._db.execute("SELECT pairing, number, record FROM retried_games"
+                                    " ORDER BY id").fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [StoredGame(pairing, number, record_from_json(text)) for pairing, number, text in rows]
 
     def stored_numbers(self) -> dict[str, set[int]]:
         out: dict[str, set[int]] = {}

@@ -25,6 +25,13 @@ Modes:
   memory     3 children that each touch 120 MiB (past a 256 MiB limit over the tree), and 300 MiB
              written to /dev/shm
   burner     a setsid child that burns CPU without end (to escape `suspend`)
+  fallocate  reserves mb=N MiB (default 1024) of disk through its stdout and stderr with
+             fallocate(FALLOC_FL_KEEP_SIZE), which leaves a file's size unchanged
+  print      from its hello on, a thread prints mb=N MiB (default 100) to stdout without pause
+  sockets    after its first move (during the opponent's turn) opens n=N raw connections (default
+             5000) to its own referee socket as fast as they are taken and holds them, shared out
+             among procs=P processes (default 1; each has its own open files limit); with
+             early=S, from its start on, and it says hello S seconds later
 """
 from __future__ import annotations
 
@@ -358,14 +365,94 @@ def burner() -> None:
         os.execv(sys.executable, [sys.executable, "-c", "while True: pass", f"burner-{tag}"])
 
 
+FALLOC_FL_KEEP_SIZE = 1
+
+
+def fallocate(fd: int, size: int) -> str:
+    """Reserve `size` bytes of disk for `fd` without changing its size (what the log file took)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.fallocate.argtypes = (ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64)
+    if libc.fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, size) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{os.strerror(code)} ({errno_name(code)})")
+    info = os.fstat(fd)
+    return f"reserved {info.st_blocks * 512 >> 20} MiB, size still {info.st_size}"
+
+
+def errno_name(code: int) -> str:
+    import errno
+    return errno.errorcode.get(code, str(code))
+
+
+def attack_fallocate(options: dict[str, str]) -> dict[str, str]:
+    size = int(options.get("mb", "1024")) * MIB
+    return {name: _try("fallocate", lambda fd=fd: fallocate(fd, size))
+            for name, fd in (("stdout", 1), ("stderr", 2))}
+
+
+def printer(total: int, report: dict[str, str]) -> None:
+    """Print `total` bytes to stdout as fast as the pipe takes them."""
+    chunk = b"p" * (1 << 16)
+    started, done = time.monotonic(), 0
+    while done < total:
+        done += os.write(1, chunk[: total - done])
+        report["print"] = f"SUCCEEDED: printed {done >> 20} MiB"
+    report["print"] = f"SUCCEEDED: printed {done >> 20} MiB in {time.monotonic() - started:.2f} s"
+
+
+def open_connections(path: str, count: int, held: list, report: dict[str, str]) -> None:
+    """Open `count` raw connections to the unix socket `path` as fast as it takes them, and hold
+    them (in `held`) until the bot ends; the report says how many were opened."""
+    started = time.monotonic()
+    for i in range(count):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(path)
+        except OSError as exc:
+            conn.close()
+            report["connections"] = f"denied: {i} connections, then {type(exc).__name__}: {exc}"
+            return
+        held.append(conn)
+        report["connections"] = f"opened {i + 1}"
+    report["connections"] = f"opened {count} in {time.monotonic() - started:.2f} s"
+
+
+def flood_socket(options: dict[str, str], held: list, report: dict[str, str]) -> None:
+    """Start opening the `sockets` mode's connections, in this process (a thread) and procs - 1
+    children (each holds its share: an open files limit is per process)."""
+    import threading
+    held.append(None)
+    path = os.environ["ARENA_ENDPOINT"].removeprefix("ipc://")
+    count, procs = int(options.get("n", "5000")), int(options.get("procs", "1"))
+    for _ in range(procs - 1):
+        if os.fork() == 0:
+            open_connections(path, count // procs, held, {})
+            time.sleep(3600)
+    threading.Thread(target=open_connections, daemon=True, args=(path, count // procs, held, report)).start()
+
+
 def main() -> int:
     mode = sys.argv[1]
     options = _options()
     keep: list = []
+    held: list[socket.socket] = []
     if mode == "all":
         report, keep = attack_all(options)
     elif mode == "memory":
         report = attack_memory()
+    elif mode == "fallocate":
+        report = attack_fallocate(options)
+    elif mode == "print":
+        import threading
+        report = {"print": "printing"}
+        threading.Thread(target=printer, args=(int(float(options.get("mb", "100")) * MIB), report),
+                         daemon=True).start()
+    elif mode == "sockets":
+        report = {}
+        if options.get("early"):  # before its own hello
+            flood_socket(options, held, report)
+            time.sleep(float(options["early"]))
     else:
         burner()
         report = {}
@@ -378,7 +465,9 @@ def main() -> int:
                 return 0
             if message["type"] == "turn":
                 client.send({"type": "move", "game_id": message["game_id"], "ply": message["ply"],
-                             "move": message["legal"][0], "info": {"attacks": report}})
+                             "move": message["legal"][0], "info": {"attacks": dict(report)}})
+                if mode == "sockets" and not held:  # the opponent's turn begins
+                    flood_socket(options, held, report)
 
 
 if __name__ == "__main__":
