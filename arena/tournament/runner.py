@@ -42,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.cell import sandbox
+from arena.cell.notices import notices
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
@@ -535,11 +535,11 @@ def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: T
 
 def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr) -> Tournament:
     """The tournament with its file and results directory hidden from sandboxed bots; prints one
-    line to `stream` (or stderr) when bots will NOT be isolated (sandbox = auto on a machine that cannot).
-    SandboxUnavailable (a ValueError, with the fix) for sandbox = on where bots cannot be isolated."""
-    warning = sandbox.decide(tournament.limits.sandbox).warning()
-    if warning:  # even when quiet: running unisolated bots is never silent
-        (stream or sys.stderr).write(warning + "\n")
+    line to `stream` (or stderr) for each thing not enforced (bots NOT isolated, limits without a
+    cgroup, no freezing by default: arena.cell.notices). SandboxUnavailable (a ValueError, with the
+    fix) for sandbox = on where bots cannot be isolated or have no cgroup."""
+    for line in notices(tournament.limits.sandbox, tournament.limits.suspend):
+        (stream or sys.stderr).write(line + "\n")  # even when quiet: never silent
     hide = (*tournament.limits.hide, os.path.abspath(tournament.path), os.path.abspath(out))
     return dataclasses.replace(tournament, limits=dataclasses.replace(tournament.limits, hide=hide))
 
