@@ -19,6 +19,13 @@ Modes:
   memory     3 children that each touch 120 MiB (past a 256 MiB limit over the tree), and 300 MiB
              written to /dev/shm
   burner     a setsid child that burns CPU without end (to escape `suspend`)
+  ponder     n=N children (default 2) that burn CPU without end from its hello on: it thinks on
+             its opponent's time, the opponent's moves get slower
+  unpin      on every turn widens its CPU affinity to every CPU (os.sched_setaffinity), then
+             reports the CPUs it may run on (`cpus` in its info; the attack "unpin")
+The honest opponent of `ponder`:
+  think      uses s=S seconds of CPU (default 0.15) on every move, then plays legal[0]; its info
+             says how long the move took (`wall_s`)
 """
 from __future__ import annotations
 
@@ -238,27 +245,60 @@ def burner() -> None:
         os.execv(sys.executable, [sys.executable, "-c", "while True: pass", f"burner-{tag}"])
 
 
+def ponder(count: int) -> None:
+    for _ in range(count):
+        if os.fork() == 0:
+            while True:
+                pass
+
+
+def unpin() -> dict[str, object]:
+    everything = set(range(os.cpu_count() or 1))
+    try:
+        os.sched_setaffinity(0, everything)
+    except OSError as exc:
+        return {"attacks": {"unpin": f"denied: {exc}"}, "cpus": sorted(os.sched_getaffinity(0))}
+    cpus = os.sched_getaffinity(0)
+    got = f"SUCCEEDED: runs on CPUs {sorted(cpus)}" if cpus == everything else f"denied: still {sorted(cpus)}"
+    return {"attacks": {"unpin": got}, "cpus": sorted(cpus)}
+
+
+def think(seconds: float) -> float:
+    """Use `seconds` of CPU; return the wall time it took."""
+    began, start = time.monotonic(), time.process_time()
+    while time.process_time() - start < seconds:
+        sum(range(1000))
+    return time.monotonic() - began
+
+
 def main() -> int:
     mode = sys.argv[1]
     options = _options()
     keep: list = []
+    report: dict[str, str] = {}
     if mode == "all":
         report, keep = attack_all(options)
     elif mode == "memory":
         report = attack_memory()
-    else:
+    elif mode == "burner":
         burner()
-        report = {}
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": f"attack-{mode}",
                      "protocol": 1})
+        if mode == "ponder":
+            ponder(int(options.get("n", "2")))
         while True:
             message = client.receive(10.0)
             if message is None or message["type"] == "bye":
                 return 0
             if message["type"] == "turn":
+                info: dict[str, object] = {"attacks": report}
+                if mode == "unpin":
+                    info = unpin()
+                elif mode == "think":
+                    info = {"wall_s": think(float(options.get("s", "0.15")))}
                 client.send({"type": "move", "game_id": message["game_id"], "ply": message["ply"],
-                             "move": message["legal"][0], "info": {"attacks": report}})
+                             "move": message["legal"][0], "info": info})
 
 
 if __name__ == "__main__":
