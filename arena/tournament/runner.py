@@ -31,7 +31,6 @@ import os
 import queue
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -42,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.cell import scratch
 from arena.cell.notices import notices
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import MatchSpec
@@ -405,7 +405,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         bar.show()
         pending = list(specs)
         kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
-        notes = Path(tempfile.mkdtemp(prefix="arena-notes-"))
+        notes = scratch.make("notes")
         try:
             while pending:
                 stored_before = summary.stored
