@@ -225,7 +225,8 @@ def detect(refresh: bool = False) -> Layout:
             _layout = v2
         else:
             v1 = _v1_layout(mounts, own)
-            _layout = v1 if isinstance(v1, Layout) else Layout("none", {}, f"{v2}; {v1}")
+            who = "" if os.geteuid() == 0 else f"not root and no cgroup delegated to uid {os.geteuid()}: "
+            _layout = v1 if isinstance(v1, Layout) else Layout("none", {}, f"{who}{v2}; {v1}")
     return _layout
 
 
