@@ -5,7 +5,9 @@ Real `arena match` runs as uid 65534 (nobody, through setpriv) with a real attac
 - without a delegated cgroup, `--sandbox on` refuses in one line naming what is missing, and
   `auto` says which limits are not enforced, and the attack gets through (the limit is real);
 - with a cgroup delegated to that user (made here by root the way systemd's `Delegate=yes` does:
-  subtrees chowned to the user, the process put in them), `on` runs and the attack is denied.
+  subtrees chowned to the user, the process put in them), `on` runs and the attack is denied;
+- alone in a delegated cgroup2 cgroup, the referee moves into a leaf of it and makes, freezes and
+  removes its bots' cgroups beside that leaf.
 
 The interpreter may lie where nobody cannot enter (a pyenv under /root): the run then goes through
 a private mount namespace (bwrap, as root, nothing shared changed) in which only the interpreter's
@@ -58,18 +60,17 @@ def _reveal_args() -> list[str]:
     return args
 
 
-def as_nobody(*arena_args: str, cwd: Path, join: list[str] = ()) -> subprocess.CompletedProcess:
-    """`arena ARGS` run as nobody in `cwd`, first joining the cgroups whose cgroup.procs are `join`."""
+def as_nobody(*args: str, cwd: Path, join: list[str] = (),
+              module: str = "arena") -> subprocess.CompletedProcess:
+    """`python -m MODULE ARGS` (or `python ARGS` with module "") run as nobody in `cwd`, its process
+    first put (by root) in the cgroups whose cgroup.procs files are `join`, alone there."""
+    enter = 'for f in $JOIN; do echo $$ > "$f" || exit 99; done; unset JOIN; exec "$@"'
     argv = ["bwrap", "--dev-bind", "/", "/", *_reveal_args(), "--chdir", str(cwd), "--",
-            "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-            "env", f"PYTHONPATH={ROOT}", f"HOME={cwd}", sys.executable, "-m", "arena", *arena_args]
-
-    def enter() -> None:
-        for procs in join:
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
-
-    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=180, preexec_fn=enter)
+            "sh", "-c", enter, "sh", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+            "env", f"PYTHONPATH={ROOT}", f"HOME={cwd}", sys.executable,
+            *(["-m", module] if module else []), *args]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "JOIN": " ".join(join)})
 
 
 @pytest.fixture
@@ -155,3 +156,66 @@ def test_not_root_in_a_delegated_cgroup_on_runs_and_the_memory_limit_holds_over_
             for child in [p for p in path.iterdir() if p.is_dir()]:
                 child.rmdir()
             path.rmdir()
+
+
+DELEGATED_V2 = """
+import json, subprocess, sys, time
+from pathlib import Path
+from arena.cell import cgroup
+cgroup.V2_CONTROLLERS = tuple(sys.argv[1:])  # what this machine's cgroup2 offers
+layout = cgroup.detect()
+out = {"kind": layout.kind, "reason": layout.reason, "parent": str(layout.parents.get("unified")),
+       "own": Path("/proc/self/cgroup").read_text().strip()}
+if layout.kind == "v2":
+    group = cgroup.Cgroup.create(None, None)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=group.join_in_child)
+    time.sleep(0.5)
+    group.freeze()
+    before = group.cpu_seconds()
+    time.sleep(0.3)
+    out.update(frozen=group.frozen(), frozen_cpu_s=group.cpu_seconds() - before, running_cpu_s=before,
+               holds=group.pids() == [spinner.pid], bot=str(group.dirs["unified"]))
+    group.remove()
+    spinner.wait()
+print(json.dumps(out))
+"""
+
+
+def test_not_root_alone_in_a_delegated_cgroup2_moves_into_a_leaf_and_freezes_its_bots_cgroups(home):
+    """systemd's `Delegate=yes` for a `User=` service, by hand on the cgroup2 hierarchy: the cgroup
+    and its cgroup.procs, cgroup.subtree_control and cgroup.threads chowned to the user, the
+    service's process alone in it. On a hybrid machine whose cgroup2 has none of memory and pids
+    (they are in the v1 hierarchies), the controller it does offer stands in for them."""
+    lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    mounts = [line.split(" - ")[0].split()[4] for line in lines if " - cgroup2 " in line]
+    require(mounts, "no cgroup2 hierarchy mounted")
+    top = Path(mounts[0])
+    offered = (top / "cgroup.controllers").read_text().split()
+    wanted = [c for c in cgroup.V2_CONTROLLERS if c in offered] or offered[:1]
+    require(wanted, f"the cgroup2 hierarchy at {top} offers no controller at all")
+    enabled = (top / "cgroup.subtree_control").read_text().split()
+    added = [c for c in wanted if c not in enabled]
+    if added:
+        (top / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in added))
+    delegated = top / f"arena-test-delegated-{secrets.token_hex(4)}"
+    delegated.mkdir()
+    try:
+        for item in (delegated, *(delegated / f for f in ("cgroup.procs", "cgroup.subtree_control",
+                                                          "cgroup.threads"))):
+            os.chown(item, NOBODY, NOBODY)
+        done = as_nobody("-c", DELEGATED_V2, *wanted, cwd=home, join=[str(delegated / "cgroup.procs")],
+                         module="")
+        assert done.returncode == 0, done.stderr
+        got = json.loads(done.stdout)
+        assert got["kind"] == "v2", got
+        assert got["parent"] == str(delegated)
+        assert got["own"].endswith(f"{delegated.name}/{cgroup.LEAF}"), got  # moved into the leaf
+        assert got["bot"].startswith(f"{delegated}/arena-"), got
+        assert got["holds"] and got["frozen"] and got["running_cpu_s"] > 0.01, got
+        assert got["frozen_cpu_s"] < 0.02, got
+    finally:
+        for child in [p for p in delegated.iterdir() if p.is_dir()]:
+            child.rmdir()
+        delegated.rmdir()
+        if added:
+            (top / "cgroup.subtree_control").write_text(" ".join(f"-{c}" for c in added))
