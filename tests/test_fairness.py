@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -213,3 +214,21 @@ def test_a_pinned_sandboxed_bot_cannot_widen_its_cpus_but_an_unsandboxed_one_can
     assert held and all(cpus == [cpu_for(0)] for cpus in held), held
     free = cpus_reported(Limits(sandbox="off", pin_cpus=True))
     assert free and all(cpus == everything for cpus in free), free  # sched_setaffinity alone: undone
+
+
+def test_a_cgroup_with_a_cpu_holds_its_whole_tree_there_whatever_affinity_a_child_asks():
+    needs_freezer()
+    require(cgroup.detect().cpuset is not None, "no writable cpuset hierarchy for the bots' cgroups")
+    require(len(os.sched_getaffinity(0)) > 1, "a single CPU: nothing to widen")
+    cpu = cpu_for(1)
+    group = cgroup.Cgroup.create(None, None, cpus={cpu})
+    try:
+        assert group.cpus() == str(cpu)
+        show = "import os; print(sorted(os.sched_getaffinity(0)), flush=True)"
+        widen = (f"import os, subprocess, sys; os.sched_setaffinity(0, range(os.cpu_count())); {show}; "
+                 f"subprocess.run([sys.executable, '-c', {show!r}])")
+        done = subprocess.run([sys.executable, "-c", widen], preexec_fn=group.join_in_child,
+                              capture_output=True, text=True, timeout=30)
+        assert done.stdout.split("\n")[:2] == [f"[{cpu}]", f"[{cpu}]"], done  # it and its child
+    finally:
+        group.remove()

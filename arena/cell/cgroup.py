@@ -290,9 +290,14 @@ class Cgroup:
 
     def cpus(self) -> str | None:
         """The CPUs the cgroup's processes may run on (e.g. "1"), None without a cpuset."""
-        d = self.dirs.get("cpuset") or (self.dirs.get("unified") if self.kind == "v2" else None)
+        if self.kind == "v2":
+            where = self.dirs["unified"] / "cpuset.cpus.effective"
+        elif "cpuset" in self.dirs:
+            where = self.dirs["cpuset"] / "cpuset.effective_cpus"
+        else:
+            return None
         try:
-            return (d / "cpuset.effective_cpus").read_text().strip() if d is not None else None
+            return where.read_text().strip() or None
         except OSError:
             return None
 
