@@ -139,7 +139,7 @@ def _v2_layout(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]) -> 
     if mine.name == LEAF or _delegated(mine.parent):  # our subgroup of a delegated cgroup
         if _hands_down(mine.parent) is None:
             return _v2_parent(mine.parent)
-    if _alone_in(mine) and _probe_dir(mine):  # a delegated cgroup of our own: into a leaf of it
+    if _delegated(mine) and _alone_in(mine):  # a delegated cgroup of our own: into a leaf of it
         try:
             (mine / LEAF).mkdir(exist_ok=True)
             _write(mine / LEAF / "cgroup.procs", os.getpid())
@@ -176,7 +176,8 @@ def _v2_parent(parent: Path) -> Layout | str:
 
 def _delegated(path: Path) -> bool:
     """True if `path` is a cgroup delegated to this process: systemd marks it (an extended
-    attribute), or it belongs to our (non-root) user."""
+    attribute), or it belongs to our (non-root) user. A cgroup that is not (a root service's, a
+    login session's) is the service manager's to arrange: arena never moves processes in it."""
     for name in ("trusted.delegate", "user.delegate"):
         try:
             if os.getxattr(path, name) == b"1":
