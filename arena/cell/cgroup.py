@@ -6,10 +6,19 @@ does (setsid, cleared environment, fork bombs), and can freeze or kill all of th
 
 Three ways, chosen by `detect()`:
 - cgroup v2 where /sys/fs/cgroup (or /sys/fs/cgroup/unified) is cgroup2, writable, and offers the
-  memory and pids controllers to our cgroup's children;
+  memory and pids controllers to our cgroup's children. Not root, that is a *delegated* cgroup
+  (systemd `Delegate=yes`, docs/limits.md): our own cgroup, or the parent of our own when it was
+  delegated with a subgroup for us (systemd's `DelegateSubgroup=`). A process alone in a
+  delegated cgroup moves into a leaf of it (`LEAF`) first: cgroup v2 hands controllers down only
+  from a cgroup that holds no process itself;
 - the v1 hierarchies memory, pids, cpuacct and freezer where those are mounted and writable (the
-  "hybrid" layout of many machines);
-- none: the caller falls back to rlimits only (`Limits.rlimits`), and says so.
+  "hybrid" layout of many machines; a v1 subtree chowned to the user works the same way);
+- none: the caller falls back to rlimits only (`Limits.rlimits`), and says so (`sandbox = "on"`
+  refuses to run: arena/cell/sandbox.py).
+
+A bot pinned to a CPU (`Limits.pin_cpus`) also gets a cpuset (the v1 cpuset hierarchy, or the v2
+cpuset controller where it is delegated): its whole tree is held to that CPU, and its own
+`sched_setaffinity` cannot widen that.
 
 A bot's cgroup is created under the referee's own cgroup in each hierarchy (so the limits of the
 machine's service manager still apply above it), joined by the bot's first process between fork
@@ -33,6 +42,14 @@ V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 """The v1 hierarchies a bot's cgroup lives in (cpuacct may share a mount with cpu)."""
 V2_CONTROLLERS = ("memory", "pids")
 """What cgroup v2 must offer to be used (cpu time and freezing are in the core of v2)."""
+LEAF = "arena-referee"
+"""The leaf a referee alone in a delegated v2 cgroup moves into (so that the cgroup may hand its
+controllers down to the bots' cgroups, its other children)."""
+FIX = ("run arena as root, or in a cgroup delegated to its user (systemd Delegate=yes: "
+       "docs/limits.md, \"A course server\")")
+"""What to do where bot cgroups cannot be made."""
+UNENFORCED = "memory over each bot's process tree (tmpfs included), its process count, freezing (suspend)"
+"""What goes unenforced for a sandboxed bot without a cgroup (rlimits count per process or per user)."""
 FREEZE_WAIT_S = 1.0
 """How long `freeze()` waits for the kernel to report every task frozen (seconds)."""
 REMOVE_WAIT_S = 2.0
@@ -48,6 +65,9 @@ class Layout:
     kind: str
     parents: dict[str, Path]
     reason: str = ""
+    cpuset: Path | None = None
+    """Where a pinned bot's cpuset is made (v1: the parent in the cpuset hierarchy; v2: the unified
+    parent, when it hands the cpuset controller down); None: pinning by sched_setaffinity only."""
 
 
 def _own_paths() -> dict[str, str]:
@@ -107,23 +127,77 @@ def _v2_layout(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]) -> 
     v2 = [m for m in mounts if m[1] == "cgroup2"]
     if not v2:
         return "no cgroup2 mount"
-    parent = _under(v2[0][0], own.get(""))
+    mine = _under(v2[0][0], own.get(""))
     try:
-        offered = set((parent / "cgroup.controllers").read_text().split())
+        offered = set((mine / "cgroup.controllers").read_text().split())
     except OSError as exc:
         return f"cgroup2 at {v2[0][0]} unreadable ({exc.strerror})"
     missing = [c for c in V2_CONTROLLERS if c not in offered]
     if missing:
         return f"cgroup2 at {v2[0][0]} lacks the {', '.join(missing)} controller"
-    try:  # children get memory and pids only if the parent delegates them
+    why = _hands_down(mine)
+    if why is None:
+        return _v2_parent(mine)
+    if mine.name == LEAF or _delegated(mine.parent):  # our subgroup of a delegated cgroup
+        if _hands_down(mine.parent) is None:
+            return _v2_parent(mine.parent)
+    if _delegated(mine) and _alone_in(mine):  # a delegated cgroup of our own: into a leaf of it
+        try:
+            (mine / LEAF).mkdir(exist_ok=True)
+            _write(mine / LEAF / "cgroup.procs", os.getpid())
+        except OSError as exc:
+            return f"cgroup2 at {mine}: cannot move into a leaf ({exc.strerror})"
+        if _hands_down(mine) is None:
+            return _v2_parent(mine)
+    return f"cgroup2 at {mine}: not delegated to this process (memory and pids: {why})"
+
+
+def _hands_down(parent: Path) -> str | None:
+    """None if `parent` gives its children the memory and pids controllers (enabling them when
+    it may, and cpuset when it can), else why not."""
+    try:
         enabled = set((parent / "cgroup.subtree_control").read_text().split())
         if not set(V2_CONTROLLERS) <= enabled:
             (parent / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in V2_CONTROLLERS))
     except OSError as exc:
-        return f"cgroup2 at {parent}: cannot delegate memory and pids ({exc.strerror})"
+        return exc.strerror or str(exc)
+    if "cpuset" not in enabled:
+        _write(parent / "cgroup.subtree_control", "+cpuset", optional=True)
+    return None
+
+
+def _v2_parent(parent: Path) -> Layout | str:
     if not _probe_dir(parent):
         return f"cgroup2 at {parent} is not writable"
-    return Layout("v2", {"unified": parent})
+    try:
+        cpuset = "cpuset" in (parent / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        cpuset = False
+    return Layout("v2", {"unified": parent}, cpuset=parent if cpuset else None)
+
+
+def _delegated(path: Path) -> bool:
+    """True if `path` is a cgroup delegated to this process: systemd marks it (an extended
+    attribute), or it belongs to our (non-root) user. A cgroup that is not (a root service's, a
+    login session's) is the service manager's to arrange: arena never moves processes in it."""
+    for name in ("trusted.delegate", "user.delegate"):
+        try:
+            if os.getxattr(path, name) == b"1":
+                return True
+        except OSError:
+            continue
+    try:
+        return os.geteuid() != 0 and path.stat().st_uid == os.geteuid()
+    except OSError:
+        return False
+
+
+def _alone_in(path: Path) -> bool:
+    """True if this process is the only one in cgroup `path`."""
+    try:
+        return (path / "cgroup.procs").read_text().split() == [str(os.getpid())]
+    except OSError:
+        return False
 
 
 def _v1_layout(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]) -> Layout | str:
@@ -136,7 +210,9 @@ def _v1_layout(mounts: list[tuple[str, str, set[str]]], own: dict[str, str]) -> 
         if not _probe_dir(parent):
             return f"cgroup v1 {controller} hierarchy ({parent}) is not writable"
         parents[controller] = parent
-    return Layout("v1", parents)
+    cpuset = next((m for m in mounts if m[1] == "cgroup" and "cpuset" in m[2]), None)
+    pinning = _under(cpuset[0], own.get("cpuset")) if cpuset is not None else None
+    return Layout("v1", parents, cpuset=pinning if pinning is not None and _probe_dir(pinning) else None)
 
 
 _layout: Layout | None = None
@@ -152,7 +228,8 @@ def detect(refresh: bool = False) -> Layout:
             _layout = v2
         else:
             v1 = _v1_layout(mounts, own)
-            _layout = v1 if isinstance(v1, Layout) else Layout("none", {}, f"{v2}; {v1}")
+            who = "" if os.geteuid() == 0 else f"not root and no cgroup delegated to uid {os.geteuid()}: "
+            _layout = v1 if isinstance(v1, Layout) else Layout("none", {}, f"{who}{v2}; {v1}")
     return _layout
 
 
@@ -174,9 +251,10 @@ class Cgroup:
 
     @classmethod
     def create(cls, memory_bytes: int | None, pids_max: int | None, layout: Layout | None = None,
-               name: str | None = None) -> Cgroup:
+               name: str | None = None, cpus: set[int] | None = None) -> Cgroup:
         """A new cgroup limited to `memory_bytes` (no swap beyond it) and `pids_max` processes and
-        threads (None: no limit); CgroupError if the machine has no usable cgroups."""
+        threads (None: no limit), and to the CPUs `cpus` where the machine has cpusets (None: any);
+        CgroupError if the machine has no usable cgroups."""
         layout = layout or detect()
         if layout.kind == "none":
             raise CgroupError(f"no usable cgroups: {layout.reason}")
@@ -185,16 +263,47 @@ class Cgroup:
             name = f"arena-{os.getpid()}-{secrets.token_hex(6)}"
         dirs: dict[str, Path] = {}
         group = cls(layout, dirs)
+        parents = dict(layout.parents)
+        if cpus and layout.kind == "v1" and layout.cpuset is not None:
+            parents["cpuset"] = layout.cpuset
         try:
-            for controller, parent in layout.parents.items():
+            for controller, parent in parents.items():
                 path = parent / name
                 path.mkdir(mode=0o755)
                 dirs[controller] = path
+                if controller == "cpuset":  # empty until set: nothing could join it
+                    group._set_cpus(cpus, parent)  # type: ignore[arg-type]
+            if cpus and layout.kind == "v2" and layout.cpuset is not None:
+                group._set_cpus(cpus, layout.cpuset)
             group._set_limits(memory_bytes, pids_max)
         except OSError as exc:
             group.remove()
             raise CgroupError(f"cannot set up the bot's cgroup: {exc}") from None
         return group
+
+    def _set_cpus(self, cpus: set[int], parent: Path) -> None:
+        """Hold the cgroup to `cpus` (and, v1, to the memory nodes of its parent)."""
+        listed = ",".join(str(c) for c in sorted(cpus))
+        if self.kind == "v2":
+            _write(self.dirs["unified"] / "cpuset.cpus", listed)
+            return
+        mems = (parent / "cpuset.effective_mems").read_text().strip() \
+            if (parent / "cpuset.effective_mems").exists() else (parent / "cpuset.mems").read_text().strip()
+        _write(self.dirs["cpuset"] / "cpuset.cpus", listed)
+        _write(self.dirs["cpuset"] / "cpuset.mems", mems)
+
+    def cpus(self) -> str | None:
+        """The CPUs the cgroup's processes may run on (e.g. "1"), None without a cpuset."""
+        if self.kind == "v2":
+            where = self.dirs["unified"] / "cpuset.cpus.effective"
+        elif "cpuset" in self.dirs:
+            where = self.dirs["cpuset"] / "cpuset.effective_cpus"
+        else:
+            return None
+        try:
+            return where.read_text().strip() or None
+        except OSError:
+            return None
 
     def _set_limits(self, memory_bytes: int | None, pids_max: int | None) -> None:
         if self.kind == "v2":
@@ -375,7 +484,7 @@ def reap_stale(layout: Layout) -> list[Path]:
         return []
     _reaped.add(os.getpid())
     removed = []
-    for parent in layout.parents.values():
+    for parent in {*layout.parents.values(), *([layout.cpuset] if layout.cpuset else [])}:
         try:
             children = list(parent.glob("arena-*-*"))
         except OSError:

@@ -242,7 +242,8 @@ class BotProcess:
 
     `watchdog`: the match's watchdog, told about the process when it starts and when it is stopped,
     so the bot dies with the referee. `cpu_slot`: which of the allowed CPUs (taken in turn) the bot
-    is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say.
+    is pinned to when `limits.pin_cpus`; `cpu` pins it to that CPU whatever the limits say (by the
+    cpuset of its cgroup when it has one, which the bot cannot undo; always by sched_setaffinity).
 
     `private` (an arena.cell.endpoint.PrivateSocket): the bot runs sandboxed
     (arena/cell/sandbox.py), in a cgroup of its own where the machine allows one
@@ -300,7 +301,8 @@ class BotProcess:
             if shutil.which(self.command[0]) is None:  # as Popen says it without a sandbox
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), self.command[0])
             try:
-                self.cgroup = Cgroup.create(_mib(self.limits.memory_mb), self.limits.processes)
+                self.cgroup = Cgroup.create(_mib(self.limits.memory_mb), self.limits.processes,
+                                            cpus={self.cpu} if self.cpu is not None else None)
             except CgroupError:
                 self.cgroup = None  # rlimits only, as without the sandbox
             if os.geteuid() == 0:
@@ -447,13 +449,15 @@ class BotProcess:
         return process_usage(self._process.pid)
 
     def suspend(self) -> None:
-        """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):
-        it cannot think on its opponent's time."""
+        """Stop the bot (its whole cgroup with the freezer; without a cgroup, its process group with
+        SIGSTOP when `limits.suspend` is True, else nothing): it cannot think on its opponent's time."""
         if self._process is not None and not self.suspended and self._process.returncode is None:
             if self.cgroup is not None:
                 self.cgroup.freeze()
-            else:
+            elif self.limits.suspend:
                 signal_group(self._process.pid, signal.SIGSTOP)
+            else:  # the default without a freezer: not suspended (the run said so)
+                return
             self.suspended = True
 
     def resume(self) -> None:

@@ -73,9 +73,13 @@ class Limits:
     log_mb: float = 1.0
     """A bot's log is cut to its last half when it grows past this."""
     pin_cpus: bool = False
-    """Pin each bot of a match to its own CPU (the first bot to the first allowed CPU...)."""
-    suspend: bool = False
-    """Stop a bot's process group (SIGSTOP) while its opponent thinks; SIGCONT when its turn is sent."""
+    """Pin each bot of a match to its own CPU (the first bot to the first allowed CPU...): by a
+    cpuset on its cgroup where it has one (the bot cannot undo that), else sched_setaffinity."""
+    suspend: bool | None = None
+    """Freeze a bot while its opponent thinks, thaw it when its turn is sent. None (the default):
+    wherever the bot has a cgroup with a freezer, else not at all (the run says so once); True:
+    also without one (SIGSTOP to its process group, which a bot can escape); False: never (the
+    bots may think on their opponent's time)."""
     restart_on_forfeit: bool = True
     """Kill a bot that forfeited (it may still be computing) and start it afresh for the next game."""
     sandbox: str = "auto"
@@ -100,7 +104,7 @@ class Limits:
         if isinstance(self.log_mb, bool) or not isinstance(self.log_mb, (int, float)) or not self.log_mb > 0:
             raise ValueError(f"limit log_mb must be a positive number, got {self.log_mb!r}")
         for name in ("pin_cpus", "suspend", "restart_on_forfeit"):
-            if not isinstance(getattr(self, name), bool):
+            if not isinstance(getattr(self, name), bool) and not (name == "suspend" and self.suspend is None):
                 raise ValueError(f"limit {name} must be true or false, got {getattr(self, name)!r}")
         if self.sandbox not in ("auto", "on", "off"):
             raise ValueError(f"limit sandbox must be 'auto', 'on' or 'off', got {self.sandbox!r}")
@@ -414,12 +418,13 @@ def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
     """Kill every process left in `directories` (bot cgroups) and remove them (the watchdog has
     only the standard library: arena.cell.cgroup does the same for the referee)."""
     deadline = time.monotonic() + timeout_s
-    for directory in directories:  # a frozen task dies only once thawed
-        try:
-            with open(os.path.join(directory, "freezer.state"), "w") as f:
-                f.write("THAWED")
-        except OSError:
-            pass
+    for directory in directories:  # a frozen task dies only once thawed (v1, v2)
+        for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+            try:
+                with open(os.path.join(directory, name), "w") as f:
+                    f.write(value)
+            except OSError:
+                pass
     while time.monotonic() < deadline:
         alive = False
         for directory in directories:

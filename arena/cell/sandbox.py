@@ -36,7 +36,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.cell import interpreters, seccomp
+from arena.cell import cgroup, interpreters, seccomp
 
 MODES = ("auto", "on", "off")
 """The values of the `sandbox` option: isolate where possible, always (or refuse), never."""
@@ -110,6 +110,11 @@ def decide(mode: str) -> Isolation:
         return Isolation(False, "none: sandbox = off")
     reason = unavailable_reason()
     if reason is None:
+        if mode == "on":
+            cgroup_reason = cgroup.detect().reason
+            if cgroup_reason:  # isolated, but no memory, process or freezing limit over its tree
+                raise SandboxUnavailable(f"sandbox = on, but bots cannot have cgroups here: {cgroup_reason}; "
+                                         f"fix: {cgroup.FIX}, or use sandbox = auto/off")
         return Isolation(True, "sandbox")
     if mode == "on":
         raise SandboxUnavailable(f"sandbox = on, but bots cannot be isolated here: {reason}; "

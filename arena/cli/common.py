@@ -12,6 +12,7 @@ from pathlib import Path
 
 from arena.cell import sandbox
 from arena.cell.launcher import display_name, resolve_command
+from arena.cell.notices import notices
 from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
 from arena.match.spec import BotSpec, params_text, safe_name
 
@@ -69,12 +70,12 @@ def add_sandbox_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup
                              "on = refuse to start otherwise, off = trusted bots only")
 
 
-def announce_isolation(mode: str, prefix: str) -> None:
-    """Before a run: one line on stderr when bots will NOT be isolated (auto on a machine that
-    cannot); SandboxUnavailable (a ValueError: one line, with the fix) for `on` where it cannot."""
-    warning = sandbox.decide(mode).warning()
-    if warning:
-        print(f"{prefix}: {warning}", file=sys.stderr)
+def announce_isolation(mode: str, prefix: str, suspend: bool | None = None) -> None:
+    """Before a run: a line on stderr for what will not be enforced (bots NOT isolated, limits
+    without a cgroup, no freezing by default: arena.cell.notices); SandboxUnavailable (a
+    ValueError: one line, with the fix) for `on` where bots cannot be isolated or have no cgroup."""
+    for line in notices(mode, suspend):
+        print(f"{prefix}: {line}", file=sys.stderr)
 
 
 def parse_params(items: list[str]) -> dict[str, str]:

@@ -2,7 +2,7 @@
 `arena.match.referee`, recorded by `arena.match.recorder` and shown by `arena.terminal.progress`.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
-                                 [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
+                                 [--from FILE] [--out DIR] [--pin-cpus] [--[no-]suspend]
                                  [--memory MIB] [--cpu-seconds S]
                                  [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
@@ -85,8 +85,10 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
                         "(docs/tournaments.md); put it last, or end its settings with --")
     limits = p.add_argument_group("limits and fairness (docs/limits.md)")
     limits.add_argument("--pin-cpus", action="store_true", help="pin each bot to its own CPU")
-    limits.add_argument("--suspend", action="store_true",
-                        help="stop the bot not to move (SIGSTOP) while its opponent thinks")
+    limits.add_argument("--suspend", action=argparse.BooleanOptionalAction, default=None,
+                        help="freeze the bot not to move while its opponent thinks (default: wherever the "
+                             "bots have a cgroup freezer; --suspend: also with SIGSTOP without one); "
+                             "--no-suspend lets the bots think on each other's time")
     limits.add_argument("--memory", type=int, metavar="MIB", default=Limits.memory_mb,
                         help=f"memory per bot process, 0 for none (default {Limits.memory_mb})")
     limits.add_argument("--cpu-seconds", type=int, metavar="S", default=Limits.cpu_s,
@@ -126,8 +128,10 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
 
 def limits_of(args: argparse.Namespace) -> Limits:
     """The Limits of `arena match` options; BadInput names a bad value by its option."""
-    table = {"pin_cpus": args.pin_cpus, "suspend": args.suspend, "memory_mb": args.memory,
-             "cpu_s": args.cpu_seconds, "sandbox": args.sandbox}
+    table = {"pin_cpus": args.pin_cpus, "memory_mb": args.memory, "cpu_s": args.cpu_seconds,
+             "sandbox": args.sandbox}
+    if args.suspend is not None:
+        table["suspend"] = args.suspend
     try:
         return Limits.from_dict(table)
     except ValueError as exc:
@@ -138,7 +142,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     """`arena match`: play, print each result and the score, write the records."""
     try:
         spec, game = build_match(args)
-        announce_isolation(args.sandbox, PREFIX)
+        announce_isolation(args.sandbox, PREFIX, spec.limits.suspend)
         directory = new_run_dir(Path(args.out) / "matches", args.game, [b.name for b in spec.bots],
                                 what="match directory")
     except (ValueError, OSError) as exc:  # BadInput, LaunchError, rules' and TimeControl's errors

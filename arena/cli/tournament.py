@@ -396,7 +396,6 @@ def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: 
     that the SDK answered for it), else why not, with the bot's own error: the traceback it sent,
     or the last lines it printed."""
     import dataclasses
-    import tempfile
 
     from arena.cell.launcher import resolve_command
     from arena.match.referee import run_match
@@ -410,20 +409,19 @@ def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: 
         time_control=tour.time_control, game_numbers=tuple(range(games)), params=dict(tour.params),
         seed=tour.seed, limits=dataclasses.replace(tour.limits, hide=hide),
     )
-    with tempfile.TemporaryDirectory(prefix="arena-submit-") as work:
-        try:
-            records = run_match(spec, workdir=work)
-        except ValueError as exc:  # e.g. sandbox = on where bots cannot be isolated
-            return str(exc)
-        except Exception as exc:  # the referee should not fail; if it does, the bot is not admitted
-            return f"the check match failed: {type(exc).__name__}: {exc}"
-        reason = _check_records(records, name, games)
-        if reason is None:
-            return None
-        where = " (checked in the sandbox: docs/limits.md says what a bot may use)" \
-            if records and records[0].isolation == "sandbox" else ""
-        first, newline, rest = reason.partition("\n")
-        return first + where + newline + rest
+    try:
+        records = run_match(spec)  # in a directory of its own (arena.cell.scratch)
+    except ValueError as exc:  # e.g. sandbox = on where bots cannot be isolated
+        return str(exc)
+    except Exception as exc:  # the referee should not fail; if it does, the bot is not admitted
+        return f"the check match failed: {type(exc).__name__}: {exc}"
+    reason = _check_records(records, name, games)
+    if reason is None:
+        return None
+    where = " (checked in the sandbox: docs/limits.md says what a bot may use)" \
+        if records and records[0].isolation == "sandbox" else ""
+    first, newline, rest = reason.partition("\n")
+    return first + where + newline + rest
 
 
 def _check_records(records: list, name: str, games: int) -> str | None:

@@ -12,7 +12,6 @@ import hmac
 import logging
 import secrets
 import shutil
-import tempfile
 import time
 from collections import deque
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.cell import sandbox
+from arena.cell import sandbox, scratch
 from arena.cell.endpoint import PrivateSocket
 from arena.cell.launcher import BotProcess, PlayerProcess
 from arena.cell.limits import Limits, Watchdog
@@ -269,7 +268,7 @@ class Players:
             directory = self.hub.private_dir()
         else:
             if self.ipc_dir is None:
-                self.ipc_dir = tempfile.mkdtemp(prefix="arena-ipc-")  # mode 0700
+                self.ipc_dir = str(scratch.make("ipc"))  # mode 0700
             directory = self.ipc_dir
         path = f"{directory}/{secrets.token_hex(6)}.sock"
         return PrivateSocket(self.endpoint, path)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import rules
+from arena.cell import scratch
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.forfeits import DETAIL_MAX_CHARS, Forfeited, check_ready, settle
@@ -105,7 +105,7 @@ class _Referee:
         self.game = game
         self.start = start
         self.own_tmp = workdir is None
-        self.tmp = (Path(tempfile.mkdtemp(prefix=f"arena-{safe_name(spec.match_id)}-"))
+        self.tmp = (scratch.make("work", f"{safe_name(spec.match_id)}-")
                     if workdir is None else Path(workdir))
         try:
             self.players = Players(spec.bots, self.tmp, self.limits, startup_timeout_s, on_external, hub)

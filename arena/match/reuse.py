@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from arena.cell import scratch
 from arena.cell.limits import Limits, Watchdog
 from arena.match.protocol import BYE, RefereeEndpoint
 
@@ -54,7 +54,7 @@ class BotHub:
         self.idle_max = idle_max
         self.endpoint = RefereeEndpoint()
         self.watchdog = Watchdog()
-        self.workdir = Path(tempfile.mkdtemp(prefix="arena-hub-"))
+        self.workdir = scratch.make("hub")
         self._private_dir: str | None = None
         self.idle: OrderedDict[tuple, Any] = OrderedDict()
         self.started = 0
@@ -66,7 +66,7 @@ class BotHub:
         """The 0700 directory of the private sockets of the hub's sandboxed bots (made on first use,
         removed by `close`)."""
         if self._private_dir is None:
-            self._private_dir = tempfile.mkdtemp(prefix="arena-ipc-")
+            self._private_dir = str(scratch.make("ipc"))
         return self._private_dir
 
     def take(self, spec: Any, limits: Limits) -> Any | None:

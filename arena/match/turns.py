@@ -102,7 +102,7 @@ class Turns:
             ply = state.ply
             legal = state.legal_moves()
             left = banks[seat] if banks[seat] > 0 else 0.0
-            if self.limits.suspend:  # no pondering on the opponent's time
+            if self.limits.suspend is not False:  # no pondering on the opponent's time (BotProcess.suspend)
                 for player in seated:
                     player.process.resume() if player is bot else player.process.suspend()  # type: ignore[union-attr]
             clock = clocks[seat]

@@ -40,13 +40,13 @@ import re
 import secrets
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.cell import scratch
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner as tmod
 from arena.tournament.aborted import aborted_record
@@ -359,7 +359,7 @@ def check_bots(bots: list[BotSpec], game: str, params: dict[str, Any], parent_py
             problems.append((bot.name, str(exc)))
         else:
             runnable.append(bot)
-    tmp = Path(tempfile.mkdtemp(prefix="arena-check-"))
+    tmp = scratch.make("check")
     try:
         with RefereeEndpoint() as endpoint:
             for start in range(0, len(runnable), CHECK_BATCH):

@@ -32,7 +32,6 @@ import os
 import queue
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -42,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.cell import sandbox
+from arena.cell import scratch
+from arena.cell.notices import notices
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.aborted import aborted_record, bot_logs
@@ -428,7 +428,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         bar.show()
         pending = list(specs)
         kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
-        notes = Path(tempfile.mkdtemp(prefix="arena-notes-"))
+        notes = scratch.make("notes")
         try:
             while pending:
                 stored_before = summary.stored
@@ -561,11 +561,11 @@ def _charge_death(store: Store, spec: MatchSpec, deaths: dict[str, int], turn: T
 
 def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr) -> Tournament:
     """The tournament with its file and results directory hidden from sandboxed bots; prints one
-    line to `stream` (or stderr) when bots will NOT be isolated (sandbox = auto on a machine that cannot).
-    SandboxUnavailable (a ValueError, with the fix) for sandbox = on where bots cannot be isolated."""
-    warning = sandbox.decide(tournament.limits.sandbox).warning()
-    if warning:  # even when quiet: running unisolated bots is never silent
-        (stream or sys.stderr).write(warning + "\n")
+    line to `stream` (or stderr) for each thing not enforced (bots NOT isolated, limits without a
+    cgroup, no freezing by default: arena.cell.notices). SandboxUnavailable (a ValueError, with the
+    fix) for sandbox = on where bots cannot be isolated or have no cgroup."""
+    for line in notices(tournament.limits.sandbox, tournament.limits.suspend):
+        (stream or sys.stderr).write(line + "\n")  # even when quiet: never silent
     hide = (*tournament.limits.hide, os.path.abspath(tournament.path), os.path.abspath(out))
     return dataclasses.replace(tournament, limits=dataclasses.replace(tournament.limits, hide=hide))
 

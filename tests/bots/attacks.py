@@ -32,6 +32,13 @@ Modes:
              5000) to its own referee socket as fast as they are taken and holds them, shared out
              among procs=P processes (default 1; each has its own open files limit); with
              early=S, from its start on, and it says hello S seconds later
+  ponder     n=N children (default 2) that burn CPU without end from its hello on: it thinks on
+             its opponent's time, the opponent's moves get slower
+  unpin      on every turn widens its CPU affinity to every CPU (os.sched_setaffinity), then
+             reports the CPUs it may run on (`cpus` in its info; the attack "unpin")
+The honest opponent of `ponder`:
+  think      uses s=S seconds of CPU (default 0.15) on every move, then plays legal[0]; its info
+             says how long the move took (`wall_s`)
 """
 from __future__ import annotations
 
@@ -430,6 +437,30 @@ def flood_socket(options: dict[str, str], held: list, report: dict[str, str]) ->
             open_connections(path, count // procs, held, {})
             time.sleep(3600)
     threading.Thread(target=open_connections, daemon=True, args=(path, count // procs, held, report)).start()
+def ponder(count: int) -> None:
+    for _ in range(count):
+        if os.fork() == 0:
+            while True:
+                pass
+
+
+def unpin() -> dict[str, object]:
+    everything = set(range(os.cpu_count() or 1))
+    try:
+        os.sched_setaffinity(0, everything)
+    except OSError as exc:
+        return {"attacks": {"unpin": f"denied: {exc}"}, "cpus": sorted(os.sched_getaffinity(0))}
+    cpus = os.sched_getaffinity(0)
+    got = f"SUCCEEDED: runs on CPUs {sorted(cpus)}" if cpus == everything else f"denied: still {sorted(cpus)}"
+    return {"attacks": {"unpin": got}, "cpus": sorted(cpus)}
+
+
+def think(seconds: float) -> float:
+    """Use `seconds` of CPU; return the wall time it took."""
+    began, start = time.monotonic(), time.process_time()
+    while time.process_time() - start < seconds:
+        sum(range(1000))
+    return time.monotonic() - began
 
 
 def main() -> int:
@@ -437,6 +468,7 @@ def main() -> int:
     options = _options()
     keep: list = []
     held: list[socket.socket] = []
+    report: dict[str, str] = {}
     if mode == "all":
         report, keep = attack_all(options)
     elif mode == "memory":
@@ -453,19 +485,25 @@ def main() -> int:
         if options.get("early"):  # before its own hello
             flood_socket(options, held, report)
             time.sleep(float(options["early"]))
-    else:
+    elif mode == "burner":
         burner()
-        report = {}
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": f"attack-{mode}",
                      "protocol": 1})
+        if mode == "ponder":
+            ponder(int(options.get("n", "2")))
         while True:
             message = client.receive(10.0)
             if message is None or message["type"] == "bye":
                 return 0
             if message["type"] == "turn":
+                info: dict[str, object] = {"attacks": dict(report)}
+                if mode == "unpin":
+                    info = unpin()
+                elif mode == "think":
+                    info = {"wall_s": think(float(options.get("s", "0.15")))}
                 client.send({"type": "move", "game_id": message["game_id"], "ply": message["ply"],
-                             "move": message["legal"][0], "info": {"attacks": dict(report)}})
+                             "move": message["legal"][0], "info": info})
                 if mode == "sockets" and not held:  # the opponent's turn begins
                     flood_socket(options, held, report)
 
