@@ -110,7 +110,8 @@ class Turns:
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
                        "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
-            deadline = sent + clock.wall_allowed(left) + clock.margin
+            # a "cpu" clock allows more wall time only where the bot's CPU time can be read
+            deadline = sent + (clock.wall_allowed(left) if before is not None else left) + clock.margin
             try:
                 move, info, wall, erred = self._await_move(seat, game_id, ply, sent, deadline, left, before)
             except Forfeited as forfeit:
