@@ -65,8 +65,8 @@ def test_a_bot_cannot_reserve_disk_through_its_stdout(mode, tmp_path):
 def test_a_bot_printing_100_mib_is_capped_and_does_not_slow_its_opponent(tmp_path):
     before = rss_bytes()
     thinker = BotSpec("thinker", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.1"))
-    spec = MatchSpec("pr", "domineering", (attacker("print", mb="100"), thinker),
-                     CLOCK, (0, 1), params={"rows": 8, "cols": 8})
+    spec = MatchSpec("pr", "domineering", (attacker("print", mb="100"), thinker),  # printing on its
+                     CLOCK, (0, 1), params={"rows": 8, "cols": 8}, limits=Limits(suspend=False))  # turns too
     records = run_match(spec, workdir=tmp_path / "work")
     growth = rss_bytes() - before
     printed = reports(records[1:], "attack-print")["print"]
