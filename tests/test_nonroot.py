@@ -219,3 +219,33 @@ def test_not_root_alone_in_a_delegated_cgroup2_moves_into_a_leaf_and_freezes_its
         delegated.rmdir()
         if added:
             (top / "cgroup.subtree_control").write_text(" ".join(f"-{c}" for c in added))
+
+
+def test_not_root_an_honest_bot_writes_its_directories_uses_tempfile_and_a_pool_and_reads_its_book(home):
+    """What docs/limits.md promises a sandboxed bot holds for a service user too (tests/bots/honest.py
+    in a kit folder of its own, in a cgroup delegated to the user)."""
+    layout = cgroup.detect()
+    require(layout.kind != "none", f"no usable cgroups (as root) to delegate: {layout.reason}")
+    kit = home / "kit"
+    kit.mkdir()
+    shutil.copy(HERE / "bots" / "honest.py", kit / "honest.py")
+    (kit / "build.sh").write_text("#!/bin/sh\necho python3 honest.py\n")
+    (kit / "book.txt").write_text("e4 e5\n")
+    for path in (kit, *kit.iterdir()):
+        os.chown(path, NOBODY, NOBODY)
+    delegated = _delegate(f"arena-test-delegated-{secrets.token_hex(4)}")
+    try:
+        ran = as_nobody("match", "domineering", f"{sys.executable} {kit / 'honest.py'}", "random",
+                        "--games", "2", "--time", "5", "--sandbox", "on", "--out", "out", "-q", cwd=home,
+                        join=[str(d / "cgroup.procs") for d in delegated])
+        assert ran.returncode == 0, ran.stderr
+        [games] = (home / "out").glob("matches/*/games.jsonl")
+        records = [json.loads(line) for line in games.read_text().splitlines()]
+        assert [r["forfeit"] for r in records] == [None, None]
+        uses = [m["info"]["uses"] for r in records for m in r["moves"] if "uses" in m.get("info", {})]
+        assert uses and all(set(u.values()) == {"ok"} for u in uses), uses
+    finally:
+        for path in delegated:
+            for child in [p for p in path.iterdir() if p.is_dir()]:
+                child.rmdir()
+            path.rmdir()
