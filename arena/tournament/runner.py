@@ -180,7 +180,7 @@ def seat_to_move(spec: MatchSpec, number: int, turn: Turn | None) -> tuple[int, 
     import rules
     from arena.match.referee import replay
 
-    start = replay(rules.load(spec.game, **spec.params), spec.start_moves)
+    start = replay(rules.load(spec.game, **spec.params), spec.start_for(number))
     return start.ply, start.seat
 
 
@@ -196,7 +196,7 @@ def worker_death_record(spec: MatchSpec, number: int, ply: int, seat: int, death
     return GameRecord(
         game_id=spec.game_id(number), game=spec.game, params=rules.load(spec.game, **spec.params).params,
         players=[b.name for b in players], time_control=" / ".join(clocks),
-        start_moves=list(spec.start_moves), winner=1 - seat, reason=Forfeit.CRASHED.value,
+        start_moves=list(spec.start_for(number)), winner=1 - seat, reason=Forfeit.CRASHED.value,
         forfeit={"seat": seat, "reason": Forfeit.CRASHED.value, "detail": detail},
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
