@@ -73,7 +73,10 @@ def parse_openings(text: str, game: rules.Game, base: Path, what: str = "opening
         if match is None or int(match.group(1)) < 1:
             raise OpeningsError(f"{what}: {text!r}: use random:N with N >= 1 random plies, or a file")
         openings = Openings(text, plies=int(match.group(1)))
-        openings.for_pairs(game, 0, 1)  # refused now if every draw ends the game
+        try:
+            openings.for_pairs(game, 0, 1)  # refused now if every draw ends the game
+        except OpeningsError as exc:
+            raise OpeningsError(f"{what}: {exc}") from None
         return openings
     path = base / text
     if path.is_dir():
