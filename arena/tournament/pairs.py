@@ -49,7 +49,7 @@ def elo(score: float) -> float:
         return -math.inf
     if score >= 1.0:
         return math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0)
+    return 400.0 * math.log10(score / (1.0 - score))
 
 
 def score_interval(counts: Sequence[float], scores: Sequence[float]) -> EloInterval:
