@@ -279,3 +279,9 @@ def test_sprt_counts_the_opening_pairs(tmp_path):
     records = [GameRecord.from_json(line) for line in (match / "games.jsonl").read_text().splitlines()]
     starts = [tuple(r.start_moves) for r in records]
     assert starts[0::2] == starts[1::2] and len(set(starts)) == 3
+
+
+def test_santorini_openings_separate_their_moves_by_commas(tmp_path):
+    (tmp_path / "book.txt").write_text("A3 E5, B4 E2, A3 A2 B3\nE5 A3, E2 B4   // placements in any order\n")
+    book = parse_openings("book.txt", rules.load("santorini"), tmp_path).book
+    assert book == (("A3 E5", "B4 E2", "A3 A2 B3"), ("A3 E5", "B4 E2"))
