@@ -56,6 +56,7 @@ def test_random_openings_give_every_pair_its_own_opening_in_both_seats(tmp_path)
     tournament_file(tmp_path / "op.toml", "random:4")
     done = run_arena("tournament", "run", "op.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "20 games a pairing, openings random:4" in done.stderr  # the plan's first line
     games = stored(tmp_path / "results" / "op" / DB_NAME)
     assert [n for _, n, _ in games] == list(range(20))
     game = rules.load("domineering", rows=5, cols=5)
