@@ -2,7 +2,8 @@
 `arena.match.referee`, recorded by `arena.match.recorder` and shown by `arena.terminal.progress`.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
-                                 [--from FILE] [--out DIR] [--pin-cpus] [--[no-]suspend]
+                                 [--from FILE | --openings random:N|FILE] [--out DIR]
+                                 [--pin-cpus] [--[no-]suspend] [--clock wall|cpu]
                                  [--memory MIB] [--cpu-seconds S]
                                  [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
@@ -33,6 +34,7 @@ from arena.cli.common import (
 )
 from arena.match.clock import DEFAULT_MARGIN_S, TimeControl
 from arena.match.movefile import read_move_file
+from arena.match.openings import parse_openings
 from arena.match.recorder import MatchRecorder
 from arena.match.records import GameRecord
 from arena.match.referee import run_match
@@ -75,6 +77,10 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--from", dest="from_file", metavar="FILE",
                    help="start after the moves in FILE: one move a line, // or # comments "
                         "(a Santorini game file works as it is)")
+    p.add_argument("--openings", metavar="random:N|FILE",
+                   help="balanced openings: games 2k and 2k+1 (seats swapped) both start after opening k, "
+                        "N random plies (from --seed) or the next line of FILE (one opening a line, or a "
+                        "folder of move files; docs/tournaments.md)")
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
@@ -118,11 +124,15 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
         raise BadInput(f"--margin must be a number of seconds, got {args.margin}")
     default = dataclasses.replace(TimeControl.for_game(args.game), margin=args.margin)
     clock = with_clock_kind(parse_clock(args.time, default, margin_s=args.margin), args)
+    if args.openings is not None and args.from_file:
+        raise BadInput("--openings and --from both set where games start: give one of them")
     start_moves = read_move_file(Path(args.from_file), game) if args.from_file else ()
+    openings = parse_openings(args.openings, game, Path(), "--openings") if args.openings else None
     bots = bot_specs(args.bot_a, args.bot_b)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
                      game_numbers=tuple(range(args.games)), params=game.params, seed=args.seed,
-                     start_moves=start_moves, limits=limits_of(args))
+                     start_moves=start_moves, limits=limits_of(args),
+                     openings=openings.for_pairs(game, args.seed, (args.games + 1) // 2) if openings else ())
     return spec, game
 
 
@@ -149,6 +159,8 @@ def cmd_match(args: argparse.Namespace) -> int:
         return error(PREFIX, exc)
     spec = dataclasses.replace(spec, match_id=directory.name)
     recorder = MatchRecorder(spec, directory)
+    if args.openings:
+        recorder.extra["openings"] = args.openings
     progress = MatchProgress(recorder, quiet=args.quiet,
                              warn=lambda text: print(f"{PREFIX}: warning: {text}", file=sys.stderr))
     progress.header(directory, game.params)

@@ -72,10 +72,11 @@ def run_match(
     if on_external is None and any(b.external for b in spec.bots):
         raise ValueError("an external player needs run_match(..., on_external=...)")
     game = rules.load(spec.game, **spec.params)
-    start = replay(game, spec.start_moves)
-    if start.outcome is not None:
-        raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
-    referee = _Referee(spec, game, start, startup_timeout_s, workdir if hub is None else hub.workdir,
+    starts = {moves: replay(game, moves) for moves in dict.fromkeys(map(spec.start_for, spec.game_numbers))}
+    for start in starts.values():
+        if start.outcome is not None:
+            raise ValueError(f"the start moves already end the game ({start.outcome.reason})")
+    referee = _Referee(spec, game, starts, startup_timeout_s, workdir if hub is None else hub.workdir,
                        on_external, limits if limits is not None else spec.limits, hub)
     try:
         return referee.play(on_game, on_move)
@@ -96,14 +97,15 @@ class _Referee:
 
     Owns the per-bot working directories (a temporary directory unless `workdir` is given)."""
 
-    def __init__(self, spec: MatchSpec, game: rules.Game, start: rules.State,
+    def __init__(self, spec: MatchSpec, game: rules.Game, starts: dict[tuple[str, ...], rules.State],
                  startup_timeout_s: float, workdir: str | Path | None,
                  on_external: OnExternal | None = None, limits: Limits | None = None,
                  hub: BotHub | None = None) -> None:
         self.spec = spec
         self.limits = limits if limits is not None else Limits()
         self.game = game
-        self.start = start
+        self.starts = starts
+        """The position after each game's start moves (MatchSpec.start_for), by those moves."""
         self.own_tmp = workdir is None
         self.tmp = (scratch.make("work", f"{safe_name(spec.match_id)}-")
                     if workdir is None else Path(workdir))
@@ -162,7 +164,7 @@ class _Referee:
             params=self.game.params,
             players=[p.name for p in seated],
             time_control=" / ".join(dict.fromkeys(str(self.clock(p)) for p in seated)),
-            start_moves=list(self.spec.start_moves),
+            start_moves=list(self.spec.start_for(number)),
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
             isolation=self.players.isolation.label,
             clock=" / ".join(dict.fromkeys(self.clock(p).kind for p in seated)),
@@ -182,7 +184,8 @@ class _Referee:
             check_ready(seated)
             self._send_new_game(number, seated, record)
             turns = Turns(self.players, self.game, self.limits, seated, [self.clock(p) for p in seated])
-            outcome = turns.play(self.start, list(self.spec.start_moves), record, on_move)
+            start_moves = self.spec.start_for(number)
+            outcome = turns.play(self.starts[start_moves], list(start_moves), record, on_move)
             record.winner = outcome.winner
             record.scores = list(outcome.scores) if outcome.scores is not None else None
             record.reason = outcome.reason

@@ -40,6 +40,7 @@ class MatchSpec:
 
     `game_numbers` says which games of the pairing to play (so a resumed tournament plays only the
     missing ones); in an even-numbered game bots[0] takes seat 0, in an odd one bots[1] does.
+    Every game starts after `start_moves`, or with `openings` after its pair's opening (`start_for`).
     """
 
     match_id: str
@@ -52,6 +53,15 @@ class MatchSpec:
     start_moves: tuple[str, ...] = ()
     limits: Limits | None = None
     """What each bot process may use, and the fairness options (None: `Limits()`)."""
+    openings: tuple[tuple[str, ...], ...] = ()
+    """Balanced openings (arena.match.openings), each as moves from the start: games 2k and 2k+1
+    (seats swapped) both start after opening k, from the first again past the last."""
+
+    def start_for(self, number: int) -> tuple[str, ...]:
+        """The moves game `number` starts after: its pair's opening, else `start_moves`."""
+        if self.openings:
+            return self.openings[number // 2 % len(self.openings)]
+        return self.start_moves
 
     def seats(self, number: int) -> tuple[BotSpec, BotSpec]:
         """The bots in seat order for game `number`."""

@@ -2,10 +2,11 @@
 and cutechess-cli): decide whether bot A is at least `elo1` stronger than B, or at most `elo0`,
 without fixing the number of games in advance.
 
-Games come in pairs with the seats swapped (games 2k and 2k+1 of a match), so the advantage of a
-seat cancels out; a pair scores 0, 0.5, 1, 1.5 or 2 points for A, and the five counts are the
-pentanomial. The log-likelihood ratio is the generalised SPRT's normal approximation (fishtest's
-`LLR_logistic`, Michel Van den Bergh's derivation):
+Games come in pairs with the seats swapped (games 2k and 2k+1 of a match; with `--openings` both
+start from the same opening, arena.match.openings), so the advantage of a seat cancels out; a pair
+scores 0, 0.5, 1, 1.5 or 2 points for A, and the five counts are the pentanomial. The log-likelihood
+ratio is the generalised SPRT's normal approximation (fishtest's `LLR_logistic`, Michel Van den
+Bergh's derivation):
 
     LLR = N (s1 - s0) (2 m - s0 - s1) / (2 v)
 

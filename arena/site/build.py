@@ -104,7 +104,7 @@ class SiteBuilder:
         self._copy_static()
         info = self.tournament_info(fingerprint, games)
         order = [b["name"] for b in fingerprint.get("bots", [])]
-        table = st.standings(games, order)
+        table = st.standings(games, order, paired="openings" in fingerprint)
         cross = st.crosstable(games, list(table["bot"]))
         rows = [model.game_row(g) for g in games]
         standing_rows = [_standing_row(r) for r in table.to_dict("records")]

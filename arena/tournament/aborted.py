@@ -37,7 +37,7 @@ def aborted_record(spec: MatchSpec, number: int, ply: int, seat: int, deaths: in
     return GameRecord(
         game_id=spec.game_id(number), game=spec.game, params=rules.load(spec.game, **spec.params).params,
         players=[b.name for b in players], time_control=" / ".join(clocks),
-        start_moves=list(spec.start_moves), winner=None, reason=ABORTED,
+        start_moves=list(spec.start_for(number)), winner=None, reason=ABORTED,
         started_at=datetime.now(UTC).isoformat(timespec="seconds"), logs=dict(logs or {}),
         aborted={"detail": detail, "deaths": deaths, "ply": ply, "seat": seat},
     )

@@ -11,6 +11,8 @@ The file (see examples/):
     format = "round_robin"        # optional: "round_robin" (default), "gauntlet" or "swiss"
     challengers = ["mybot"]       # gauntlet only: these bots play every other bot, never each other
     rounds = 5                    # swiss only: how many rounds (docs/tournaments.md)
+    openings = "random:4"         # optional: each game pair starts after 4 random plies, or
+                                  # "FILE": a file (one opening a line) or folder of move files
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
@@ -43,6 +45,7 @@ from arena.cell import sandbox
 from arena.cell.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_command
 from arena.cell.limits import Limits
 from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
+from arena.match.openings import Openings, OpeningsError, parse_openings
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
 
@@ -53,7 +56,7 @@ DEFAULT_GAMES_PER_TASK = 10
 DEFAULT_RESULTS_ROOT = "results"
 
 KEYS = {"name", "game", "time", "clock", "wall_factor", "games_per_pairing", "seed", "games_per_task",
-        "params", "bots", "description", "title", "limits", "format", "challengers", "rounds"}
+        "params", "bots", "description", "title", "limits", "format", "challengers", "rounds", "openings"}
 """The keys a tournament file may have."""
 BOT_KEYS = {"name", "command", "protocol"}
 """The keys of a [[bots]] table."""
@@ -102,6 +105,8 @@ class Tournament:
     """A gauntlet's challengers."""
     rounds: int = 0
     """A Swiss tournament's rounds (0 for the other formats)."""
+    openings: Openings | None = None
+    """Balanced openings (arena.match.openings): pair k of every pairing starts after opening k."""
 
     def fingerprint(self) -> dict[str, Any]:
         """What the stored games depend on (arena.tournament.store decides which changes are allowed).
@@ -115,6 +120,8 @@ class Tournament:
             extra = {"format": self.format, "rounds": self.rounds}
         if self.time_control.kind != "wall":  # games charged otherwise are other games
             extra["clock"] = f"{self.time_control.kind} x{self.time_control.wall_factor:g}"
+        if self.openings is not None:
+            extra.update(self.openings.fingerprint())
         return {**extra,
             "name": self.name,
             "game": self.game,
@@ -158,8 +165,15 @@ class Tournament:
             match_id=pairing.pairing_id, game=self.game,
             bots=(bots[pairing.a].spec(), bots[pairing.b].spec()),
             time_control=self.time_control, game_numbers=numbers, params=dict(self.params), seed=self.seed,
-            limits=self.limits,
+            limits=self.limits, openings=self.opening_moves(pairing.games),
         )
+
+    def opening_moves(self, games: int) -> tuple[tuple[str, ...], ...]:
+        """The openings of a pairing of `games` games (none without `openings`)."""
+        if self.openings is None:
+            return ()
+        game = rules.load(self.game, **self.params)
+        return self.openings.for_pairs(game, self.seed, (games + 1) // 2)
 
 
 # --- reading the file ---
@@ -195,12 +209,13 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     bots = file.bots(check_commands)
     fmt, challengers, rounds = file.format([b.name for b in bots])
     limits = file.limits()
+    openings = file.openings(game, params, ints)
     if check_commands and limits.sandbox != "off":
         file.check_sight(bots, limits)
     return Tournament(
         path=path, name=name, game=game, params=params, time_control=time_control,
         limits=limits, bots=bots, description=description, **ints,
-        format=fmt, challengers=challengers, rounds=rounds,
+        format=fmt, challengers=challengers, rounds=rounds, openings=openings,
     )
 
 
@@ -282,6 +297,22 @@ class _File:
         if not isinstance(value, str):
             raise self.bad(key, "must be a string")
         return value
+
+    def openings(self, game: str, params: dict[str, Any], ints: dict[str, int]) -> Openings | None:
+        """`openings`: "random:N" or a file or folder (against the file's folder), every opening
+        checked now (the random ones of every pair)."""
+        raw = self.data.get("openings")
+        if raw is None:
+            return None
+        if not isinstance(raw, str):
+            raise self.bad("openings", f'must be "random:N" or the name of a file or folder, got {raw!r}')
+        rules_game = rules.load(game, **params)
+        try:
+            openings = parse_openings(raw, rules_game, self.path.parent)
+            openings.for_pairs(rules_game, ints["seed"], ints["games_per_pairing"] // 2)
+        except OpeningsError as exc:
+            raise self.bad("openings", str(exc).removeprefix("openings: ")) from None
+        return openings
 
     def limits(self) -> Limits:
         raw = self.data.get("limits", {})

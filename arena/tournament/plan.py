@@ -265,7 +265,7 @@ def _rounds_begun(tournament: Tournament, results: dict[str, dict[int, float]]) 
 
 def describe(tournament: Tournament) -> str:
     """`round-robin of 4 bots`, `gauntlet of alice, bob against 4 bots`, `Swiss of 7 rounds, 200 bots`,
-    with the clock and games a pairing."""
+    with the clock, games a pairing and the openings if any."""
     n = len(tournament.bots)
     if tournament.format == "gauntlet":
         others = n - len(tournament.challengers)
@@ -274,5 +274,6 @@ def describe(tournament: Tournament) -> str:
         kind = f"Swiss of {tournament.rounds} rounds, {n} bots"
     else:
         kind = f"round-robin of {n} bots"
+    openings = f", openings {tournament.openings.source}" if tournament.openings is not None else ""
     return (f"{kind}, {tournament.game}, {tournament.time_control} s, "
-            f"{tournament.games_per_pairing} games a pairing")
+            f"{tournament.games_per_pairing} games a pairing{openings}")

@@ -189,7 +189,7 @@ def seat_to_move(spec: MatchSpec, number: int, turn: Turn | None) -> tuple[int, 
     import rules
     from arena.match.referee import replay
 
-    start = replay(rules.load(spec.game, **spec.params), spec.start_moves)
+    start = replay(rules.load(spec.game, **spec.params), spec.start_for(number))
     return start.ply, start.seat
 
 

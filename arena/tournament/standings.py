@@ -33,6 +33,7 @@ from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import params_text
 from arena.tournament.aborted import aborted_note
 from arena.tournament.formats import bye_points, swiss_rounds
+from arena.tournament.pairs import pair_factor
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
 from arena.tournament.store import DB_NAME, Store, StoredGame, pairing_results
 
@@ -139,7 +140,8 @@ def _ranked(tallies: dict[str, _Tally], swiss: bool = False) -> list[tuple[int, 
 
 
 def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
-              prior_draws: float = DEFAULT_PRIOR_DRAWS, byes: dict[str, float] | None = None) -> pd.DataFrame:
+              prior_draws: float = DEFAULT_PRIOR_DRAWS, byes: dict[str, float] | None = None,
+              paired: bool = False) -> pd.DataFrame:
     """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores.
 
     `byes` (a Swiss: bot -> points of its byes, see `swiss_byes`) adds those points and the
@@ -147,12 +149,16 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
 
     "rank" is a number; bots level on every tie-break share it, and the shown tables (text,
     markdown, html) write it `1=`. A double forfeit scores 0 for both and counts for no rating.
+    `paired` (balanced openings): each bot's "elo ±" counts its game pairs, not its games, as the
+    independent results (`paired_error_factors`).
     """
+    games = list(games)
     records = scored_records(games)
     names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
     tallies, scored = _tally(records, names)
     results = [(r.players[0], r.players[1], r.points(0)) for r in records if not r.is_double_forfeit()]
     ratings = fit(results, players=names, prior_draws=prior_draws)
+    factors = paired_error_factors(games) if paired else {}
     for n, extra in (byes or {}).items():
         if n in tallies:
             tallies[n].points += extra
@@ -165,7 +171,7 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
             "losses": t.losses, "points": t.points,
             "score %": round(100.0 * t.points / t.games, 1) if t.games else float("nan"),
             "elo": round(rating.elo, 1) if rating else float("nan"),
-            "elo ±": round(rating.ci95, 1) if rating else float("nan"),
+            "elo ±": round(rating.ci95 * factors.get(t.name, 1.0), 1) if rating else float("nan"),
             "SB": sb, "forfeits": t.forfeits,
             "forfeit reasons": ", ".join(f"{k} {v}" for k, v in sorted(t.reasons.items())),
             "errors": t.errors,
@@ -182,6 +188,28 @@ def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | No
     if df.empty:
         df["rank"] = pd.Series(dtype=int)
     return df
+
+
+def paired_error_factors(games: Iterable[GameRecord | StoredGame]) -> dict[str, float]:
+    """With balanced openings (games 2k and 2k+1 of a pairing start from the same opening, seats
+    swapped): bot -> the factor its Elo interval takes when its complete pairs, not its games, are
+    the independent results, the pentanomial standard error of its score over the trinomial one
+    (arena.tournament.pairs.pair_factor: below 1 when the openings favour a seat, above 1 when a
+    pair's two games tend to go the same way). Pairs with a double forfeit are left out; a bot with
+    no usable pair, or whose every game scored the same, has no factor."""
+    pairs: dict[tuple[str, int], list[GameRecord | None]] = {}
+    for g in games:
+        if isinstance(g, StoredGame) and not g.record.is_double_forfeit() and not g.record.is_aborted():
+            pairs.setdefault((g.pairing, g.number // 2), [None, None])[g.number % 2] = g.record
+    by_bot: dict[str, list[tuple[float, float]]] = {}
+    for first, second in pairs.values():
+        if first is None or second is None:
+            continue
+        a, b = first.players  # a sits in seat 0 of the pair's first game, in seat 1 of its second
+        points = (first.points(0), second.points(1))
+        by_bot.setdefault(a, []).append(points)
+        by_bot.setdefault(b, []).append((1.0 - points[0], 1.0 - points[1]))
+    return {bot: factor for bot, pts in by_bot.items() if (factor := pair_factor(pts)) is not None}
 
 
 def shown_ranks(ranks: pd.Series) -> pd.Series:
@@ -344,7 +372,7 @@ def report(results_dir: str | Path, fmt: str = "simple") -> str:
     """The text `arena standings` prints: a summary line, the standings and the crosstable."""
     fingerprint, games = load(results_dir)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order, byes=swiss_byes(fingerprint, games))
+    table = standings(games, order, byes=swiss_byes(fingerprint, games), paired="openings" in fingerprint)
     cross = crosstable(games, list(table["bot"]))
     summary = summary_line(fingerprint, len(games)) + isolation_note(games)
     aborted = aborted_note(g.record for g in games)
@@ -369,7 +397,7 @@ def publish(results_dir: str | Path) -> list[Path]:
     out = Path(results_dir)
     fingerprint, games = load(out)
     order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order, byes=swiss_byes(fingerprint, games))
+    table = standings(games, order, byes=swiss_byes(fingerprint, games), paired="openings" in fingerprint)
     cross = crosstable(games, list(table["bot"]))
     gtable = games_table(games)
     summary = summary_line(fingerprint, len(games)) + isolation_note(games)

@@ -17,7 +17,9 @@
             raising games per pairing (the extra game numbers are played);
             anything not in the fingerprint (title, description, concurrency, games_per_task).
             raising a Swiss tournament's rounds.
-  refused:  a different game, params, time control or seed; removing, renaming or reordering bots;
+  refused:  a different game, params, time control or seed; other openings (`openings`: another
+            setting, or a file whose openings changed; the same openings under another file name
+            are allowed); removing, renaming or reordering bots;
             changing a bot's command; fewer games per pairing; a different format or challengers;
             in a Swiss: fewer rounds, any change of bots or games per pairing (the later rounds
             were paired from the earlier ones' results).
@@ -88,6 +90,11 @@ def fingerprint_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
         if old.get(key) != new.get(key):
             return (f"'{key}' changed from {old.get(key)!r} to {new.get(key)!r}; "
                     "the stored games were played under the old value")
+    if _openings_key(old) != _openings_key(new):
+        same_name = old.get("openings") == new.get("openings")
+        return (f"'openings' changed from {old.get('openings')!r} to {new.get('openings')!r}"
+                f"{' (the same file, other openings in it)' if same_name else ''}; "
+                "the stored games were played from the old openings")
     old_games, new_games = old.get("games_per_pairing"), new.get("games_per_pairing")
     if not isinstance(new_games, int) or not isinstance(old_games, int) or new_games < old_games:
         return (f"'games_per_pairing' lowered from {old_games!r} to {new_games!r}; "
@@ -125,6 +132,11 @@ def fingerprint_change(old: dict[str, Any], new: dict[str, Any]) -> str | None:
                     f"to {other['command']!r}; "
                     "its stored games were played by the old one (add it under a new name instead)")
     return None
+
+
+def _openings_key(fingerprint: dict[str, Any]) -> str | None:
+    """What must not change of a fingerprint's openings: a file's digest, else the setting."""
+    return fingerprint.get("openings_sha256") or fingerprint.get("openings")
 
 
 class Store:
