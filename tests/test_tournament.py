@@ -3,6 +3,7 @@ processes (a round-robin finishes; resume after a real kill -9; a bot that crash
 changed file refused; submit)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -255,8 +256,9 @@ def test_resume_after_kill_9(tmp_path):
     # whole pairings per task (the default): games are committed as they end, not when a task returns
     write(tmp_path / "k.toml", games=60, bots=("a", "b", "c", "d"))  # bots kept between matches: fast
     db = tmp_path / "results" / "k" / DB_NAME
-    proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
+                                stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 60
     count = 0
     while time.monotonic() < deadline:
@@ -275,6 +277,8 @@ def test_resume_after_kill_9(tmp_path):
     before = rows(db)
     assert 4 <= len(before) < 360, "the run should be killed mid-way"
     time.sleep(1.5)  # the orphaned worker notices its parent is gone and stops its match
+    said = (tmp_path / "err").read_text()  # also multiprocessing's resource tracker, left alone
+    assert "leaked semaphore" not in said and "Traceback" not in said, said
     done = arena("tournament", "run", "k.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     after = rows(db)
@@ -284,6 +288,76 @@ def test_resume_after_kill_9(tmp_path):
     assert keys == sorted({(p, n) for p in pairings for n in range(60)})
     assert len({g for _, _, g, _ in after}) == 360
     assert set(before) <= set(after)  # nothing stored before the kill was lost or rewritten
+
+
+def _tagged(tag: str) -> list[int]:
+    """The live processes (not zombies) whose environment holds ARENA_TEST_TAG=`tag`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if f"ARENA_TEST_TAG={tag}".encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _arena_pid(tag: str) -> int | None:
+    for pid in _tagged(tag):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[1:4] == [b"-m", b"arena", b"tournament"]:
+                    return pid
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+def test_ctrl_c_under_tee_stops_the_run_its_workers_and_bots_within_seconds(tmp_path):
+    """Ctrl-C (SIGINT to the process group) of `arena tournament run ... | tee log` while bots play:
+    every process of the run (arena, its workers, their bots, tee) is gone within 5 s, 20 times out
+    of 20; the run says it was interrupted, with no traceback. Once more, SIGINT to arena alone
+    (`kill -INT`): its workers, not interrupted by anyone else, stop too. Bots run unsandboxed so that
+    they keep the test's tag in their environment and are found."""
+    write(tmp_path / "i.toml", games=60, bots=("a", "b", "c", "d"), extra='[limits]\nsandbox = "off"')
+    arena_line = " ".join(arena_cmd("tournament", "run", "i.toml", "--concurrency", "2"))
+    for attempt in range(21):
+        tag = f"{os.getpid()}-{attempt}"
+        line = f"{arena_line} --results res{attempt} 2>err{attempt} | tee log{attempt}"
+        shell = subprocess.Popen(["bash", "-c", line], cwd=tmp_path, env={**ENV, "ARENA_TEST_TAG": tag},
+                                 stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while len(_tagged(tag)) < 8 and time.monotonic() < deadline:  # shell, tee, arena,
+                time.sleep(0.05)  # its resource tracker, 2 workers and their bots
+            playing = len(_tagged(tag))
+            assert playing >= 8, f"attempt {attempt}: the run never got its bots going"
+            if attempt < 20:
+                os.killpg(shell.pid, signal.SIGINT)
+            else:
+                os.kill(_arena_pid(tag), signal.SIGINT)
+            interrupted = time.monotonic()
+            while _tagged(tag) and time.monotonic() - interrupted < 5:
+                time.sleep(0.05)
+            left = _tagged(tag)
+            assert not left, f"attempt {attempt}: processes {left} still alive 5 s after Ctrl-C"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGKILL)
+            for pid in _tagged(tag):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            shell.wait()
+        err = (tmp_path / f"err{attempt}").read_text()
+        assert "interrupted with" in err and "Traceback" not in err, err
+        db = tmp_path / f"res{attempt}" / "i" / DB_NAME
+        assert len(rows(db)) < 360 if db.is_file() else True
 
 
 def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_path):

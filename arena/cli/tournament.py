@@ -167,7 +167,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise
     for failure in summary.failures:
         print(f"arena: warning: {failure}", file=sys.stderr)
-    if not args.quiet:
+    if not args.quiet and not summary.interrupted:  # interrupted: stop now, `arena standings` shows them
         from arena.tournament.standings import report
 
         print(report(out))
@@ -179,8 +179,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             _wait_for_ctrl_c()
         server.stop()
     if summary.interrupted:
-        print(f"arena: interrupted with {missing} games left; run the same command again to finish",
-              file=sys.stderr)
+        print(f"arena: interrupted with {missing} games left; run the same command again to finish "
+              f"(arena standings {args.tournament} shows the standings so far)", file=sys.stderr)
         return EXIT_INTERRUPTED
     if missing:
         print(f"arena: {missing} games not played; run the same command again to play them", file=sys.stderr)

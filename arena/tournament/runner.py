@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import queue
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -61,7 +62,7 @@ __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
-    "sealed", "seat_to_move", "store_results", "worker_death_record",
+    "sealed", "seat_to_move", "stop", "store_results", "worker_death_record",
 ]
 
 LOCK_NAME = "run.lock"
@@ -71,6 +72,13 @@ the bot that was to move."""
 _PARENT_POLL_S = 0.5
 _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+"""A warning filter for multiprocessing's resource tracker (its own warnings): after this process is
+killed (kill -9) it removes the pool's semaphores itself, and need not print "There appear to be N
+leaked semaphore objects" about them."""
+_STOP_GRACE_S = 3.0
+"""Interrupted: how long the workers have to stop their matches and their bots before they are
+killed (seconds; their bots' watchdogs then kill the bots)."""
 
 
 def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_RESULTS_ROOT) -> int:
@@ -99,6 +107,10 @@ _REUSE = True
 _NOTES: Path | None = None
 """In a worker of the default pool: the directory of the tasks' progress notes (see Turn)."""
 _NOTE_BYTES = 256
+_PLAYING = False
+"""In a worker of the default pool: a task is being played (an interrupt stops it)."""
+_STOPPING = False
+"""In a worker of the default pool: the run was interrupted; the worker plays no more."""
 BOT_STARTS = ""
 """The match id under which a worker streams how many bot processes a task started."""
 
@@ -110,6 +122,17 @@ def play_task(spec: MatchSpec) -> list[str]:
     committed at once rather than when the whole task returns; the worker keeps its bots running
     from one match to the next (a hub, arena.match.reuse); and the task keeps a progress note
     (Turn) for the parent: whose move it was if this process dies."""
+    global _PLAYING
+    if _STOPPING:  # interrupted: a task queued before the interrupt starts no bot
+        raise KeyboardInterrupt
+    _PLAYING = True
+    try:
+        return _play_task(spec)
+    finally:
+        _PLAYING = False
+
+
+def _play_task(spec: MatchSpec) -> list[str]:
     from arena.match.referee import run_match
 
     stream = _STREAM
@@ -132,10 +155,12 @@ def play_task(spec: MatchSpec) -> list[str]:
 
     def on_move(record: GameRecord, move: Any, state: Any) -> None:
         write(Turn(record.game_id, state.ply, state.seat))
+        if _STOPPING:  # interrupted, but the interrupt was lost (see _on_unraisable)
+            raise KeyboardInterrupt
 
     try:
         write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
-        records = run_match(spec, on_game=on_game, on_move=on_move if note is not None else None, hub=hub)
+        records = run_match(spec, on_game=on_game, on_move=on_move if _NOTES is not None else None, hub=hub)
         return [record.to_json() for record in records]
     finally:
         if note is not None:
@@ -221,15 +246,52 @@ def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None,
     leave; the next run replays the lost games."""
     global _STREAM, _NOTES, _REUSE
     _STREAM, _NOTES, _REUSE = stream, notes, reuse
+    signal.signal(signal.SIGINT, _on_interrupt)
+    sys.unraisablehook = _on_unraisable
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since it was spawned
 
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(_PARENT_POLL_S)
-        _thread.interrupt_main()
-        time.sleep(5.0)
+        if _PLAYING:  # the referee stops its bots
+            _thread.interrupt_main()
+            time.sleep(5.0)
         os._exit(1)
 
     threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    """A worker's SIGINT (Ctrl-C reaches the whole process group, and the parent sends one too):
+    the match being played is interrupted once (its referee stops its bots), no later task starts,
+    and an idle worker just waits for the parent to end it (no traceback of an interrupted wait)."""
+    global _STOPPING
+    if _STOPPING:  # a second one must not interrupt the referee while it stops the bots
+        return
+    _STOPPING = True
+    if _PLAYING:
+        raise KeyboardInterrupt
+
+
+def _on_unraisable(info: Any) -> None:
+    """A worker's interrupt raised where Python cannot raise it (an at-fork callback while a bot
+    starts, a finalizer) is dropped without a word: the match stops at its next move instead."""
+    if _STOPPING and info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+        return
+    sys.__unraisablehook__(info)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile, and so in every process started meanwhile (a blocked
+    signal stays blocked across exec): a worker being spawned is not interrupted while it imports,
+    before its own handler is in place (_init_worker unblocks it). An interrupt that comes meanwhile
+    waits, and is not lost."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 # --- the parent side ---
@@ -380,6 +442,8 @@ def run(
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if _TRACKER_QUIET not in sys.warnoptions:  # passed on to the tracker process when it starts
+        sys.warnoptions.append(_TRACKER_QUIET)
     started = time.monotonic()
     summary = RunSummary()
     out = tournament.results_dir(results_root)
@@ -422,8 +486,8 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
-            if kept:  # interrupted: do not wait for the matches still running
-                kept[0].shutdown(wait=False, cancel_futures=True)
+            if kept:  # interrupted between rounds, or while the workers ended
+                stop(kept[0])
             shutil.rmtree(notes, ignore_errors=True)
         bar.show(final=True)
         summary.wall_s = time.monotonic() - started
@@ -462,10 +526,11 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             pool, stream = kept
         else:
             pool, stream = executor, None
-        futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
+        with _interrupts_held():  # the default pool spawns its workers here
+            futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
         expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
         lost: set[MatchSpec] = set()
-        clean = False
+        clean = interrupted = False
         try:
             running = set(futures)
             while running:
@@ -486,8 +551,14 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                     summary.matches += 1
             _drain(stream, store, expected, summary, bar)
             clean = not lost
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
-            if own and (solo or not clean):  # broken, or interrupted: do not wait for running matches
+            if own and interrupted:
+                kept.clear()
+                stop(pool)
+            elif own and (solo or not clean):  # broken: do not wait for running matches
                 pool.shutdown(wait=clean, cancel_futures=True)
                 if not solo:
                     kept.clear()
@@ -564,6 +635,33 @@ def exclusive(path: Path, name: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def stop(pool: ProcessPoolExecutor, grace_s: float = _STOP_GRACE_S) -> None:
+    """Interrupted: no task starts any more, every worker is interrupted (its referee stops the
+    match and its bots; Ctrl-C at a terminal has interrupted them already, `kill -INT` of this
+    process may not have) and ends; one still alive after `grace_s` is killed, and its bots'
+    watchdogs kill its bots. Nothing more is stored: the stream is not read again (an interrupt may
+    have cut a message in two), and the next run plays the games it held. A second Ctrl-C meanwhile
+    only hurries the killing."""
+    from multiprocessing.connection import wait as wait_for
+
+    processes = [p for p in dict(getattr(pool, "_processes", None) or {}).values() if p.is_alive()]
+    pool.shutdown(wait=False, cancel_futures=True)
+    alive = {p.sentinel: p for p in processes}  # a sentinel is readable once its process has ended
+    try:
+        for process in processes:
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGINT)
+        deadline = time.monotonic() + grace_s
+        while alive and time.monotonic() < deadline:
+            for ended in wait_for(list(alive), timeout=max(0.0, deadline - time.monotonic())):
+                del alive[ended]
+    except KeyboardInterrupt:
+        pass
+    for process in alive.values():
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
 
 
 def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,
