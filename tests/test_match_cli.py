@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_arena
+from conftest import ENV, arena_cmd, run_arena
 
 from arena.match.records import GameRecord
 
@@ -94,3 +95,35 @@ def test_arena_called_in_process_gives_the_callers_umask_back(tmp_path, capsys):
     finally:
         os.umask(before)
     assert "missing.toml" in capsys.readouterr().err
+
+
+def test_a_crashed_bots_stack_trace_is_shown_by_match_watch_and_replay(tmp_path):
+    """A bot dying of an uncaught exception mid-game: its last lines (the stack trace, ending in the
+    exception) are printed under the result by `arena match`, `arena watch` and `arena replay`, not
+    only kept in the JSON record."""
+    raising = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'broken.py'} raise"
+    small = ("--time", "0.5", "--param", "rows=5", "--param", "cols=5")
+    match = arena("match", "domineering", "random", raising, "--games", "1", *small, "--out", "m",
+                  cwd=tmp_path)
+    assert match.returncode == 0, match.stderr
+    lines = match.stdout.splitlines()
+    result = next(i for i, line in enumerate(lines) if line.startswith("game 1/1:"))
+    assert "broken forfeits (crashed: exited with code 1" in lines[result]
+    assert lines[result + 1].startswith("  broken's last output")
+    shown = lines[result + 2:-1]
+    assert shown[-1] == "  | RuntimeError: the search table is corrupt" and lines[-1].startswith("score: ")
+    assert 2 <= len(shown) <= 12 and all(line.startswith("  | ") for line in shown)
+    assert any("File " in line and "broken.py" in line for line in shown)
+    [directory] = (tmp_path / "m" / "matches").iterdir()
+    last = len(GameRecord.from_json((directory / "g0.json").read_text()).moves)
+    replay = subprocess.run(arena_cmd("replay", str(directory / "g0.json")), input=f"{last}\nq\n", text=True,
+                            capture_output=True, cwd=tmp_path, env=ENV, timeout=60)
+    assert replay.returncode == 0, replay.stderr
+    after = replay.stdout.split("end of the record: ")[1].splitlines()
+    assert lines[result + 1:-1] == after[1:len(shown) + 2]
+    watch = arena("watch", "domineering", "random", raising, *small, cwd=tmp_path)
+    assert watch.returncode == 0, watch.stderr
+    assert "game over: random wins, broken forfeits (crashed" in watch.stdout
+    assert "  | RuntimeError: the search table is corrupt" in watch.stdout
+    quiet = arena("match", "domineering", "random", "random", "--games", "1", *small, cwd=tmp_path)
+    assert "last output" not in quiet.stdout  # nobody crashed: nothing more than the result

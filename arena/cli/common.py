@@ -50,6 +50,8 @@ def guard(prefix: str, errors: tuple[type[BaseException], ...]) -> Callable[[Com
         def guarded(*args: object) -> int:
             try:
                 return command(*args)
+            except BrokenPipeError:  # the reader left (`arena standings | head`): main() ends quietly
+                raise
             except errors as exc:
                 return error(prefix, exc)
             except KeyboardInterrupt:

@@ -58,7 +58,7 @@ class Watch:
                 raise
             return None
         record = GameRecord.from_json((self.directory / "g0.json").read_text())
-        print(f"game over: {screen.result_text(record)}")
+        print(screen.result_block(record, "game over: "))
         return record
 
     def _on_move(self, record: GameRecord, move: Any, state: rules.State) -> None:
