@@ -73,6 +73,12 @@ def test_santorini_matches_also_write_the_assignments_game_file(tmp_path):
         (["domineering", "random", "random", "--param", "rows"], "bad --param 'rows'"),
         (["domineering", "random", "random", "--games", "0"], "--games must be at least 1"),
         (["domineering", "random", "random", "--from", "nowhere.txt"], "cannot read --from file"),
+        (["domineering", "random", ""],
+         "BOT_B is an empty command '': a starter kit's \"$(build.sh | tail -1)\" is empty when its build"),
+        (["domineering", "stdio:", "random"], "BOT_A is an empty command 'stdio:'"),
+        (["domineering", "random", "random", "--name", "a b"], "--name 'a b' is not usable"),
+        (["domineering", "random", "greedy", "--name", "x", "--name", "x"], "'x' is given to both bots"),
+        (["domineering", "random", "greedy", "--name", "x", "--name", "y", "--name", "z"], "at most twice"),
     ],
 )
 def test_bad_input_is_one_line_naming_it_and_exit_code_2(tmp_path, args, message):
@@ -127,3 +133,22 @@ def test_a_crashed_bots_stack_trace_is_shown_by_match_watch_and_replay(tmp_path)
     assert "  | RuntimeError: the search table is corrupt" in watch.stdout
     quiet = arena("match", "domineering", "random", "random", "--games", "1", *small, cwd=tmp_path)
     assert "last output" not in quiet.stdout  # nobody crashed: nothing more than the result
+
+
+def test_name_gives_the_bots_their_names_in_the_output_and_the_records(tmp_path):
+    """Two kit bots are both `bot` by their command; --name (BOT_A's, then BOT_B's) names them."""
+    small = ("--games", "1", "--time", "0.5", "--param", "rows=4", "--param", "cols=4", "--out", "out")
+    named = arena("match", "domineering", "random", "random", "--name", "cpp", "--name", "java", *small,
+                  cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    assert "random-1" not in named.stdout and "cpp vs java" in named.stdout
+    assert named.stdout.splitlines()[-1].startswith("score: cpp ")
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    assert "-cpp-vs-java-" in directory.name
+    assert GameRecord.from_json((directory / "g0.json").read_text()).players == ["cpp", "java"]
+    one = arena("match", "domineering", "random", "random", "--name", "mine", *small, cwd=tmp_path)
+    assert one.returncode == 0 and "mine vs random" in one.stdout  # one --name: BOT_A's
+    watch = arena("watch", "domineering", "random", "greedy", "--name", "a", "--name", "b", *small[2:8],
+                  cwd=tmp_path)
+    assert watch.returncode == 0, watch.stderr
+    assert watch.stdout.startswith("domineering (rows=4, cols=4, first=vertical): a (seat 0) vs b (seat 1)")

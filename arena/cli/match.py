@@ -2,7 +2,7 @@
 `arena.match.referee`, recorded by `arena.match.recorder` and shown by `arena.terminal.progress`.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
-                                 [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
+                                 [--name A [--name B]] [--from FILE] [--out DIR] [--pin-cpus] [--suspend]
                                  [--memory MIB] [--cpu-seconds S]
                                  [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
@@ -21,6 +21,7 @@ from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     BadInput,
+    add_names_option,
     add_sandbox_option,
     announce_isolation,
     bot_specs,
@@ -75,6 +76,7 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    add_names_option(p)
     p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
                    help="play pairs of games (seats swapped) until a sequential probability ratio test "
                         "decides whether BOT_A is stronger than BOT_B by elo1 (H1) or by at most elo0 "
@@ -114,7 +116,7 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
     default = dataclasses.replace(TimeControl.for_game(args.game), margin=args.margin)
     clock = parse_clock(args.time, default, margin_s=args.margin)
     start_moves = read_move_file(Path(args.from_file), game) if args.from_file else ()
-    bots = bot_specs(args.bot_a, args.bot_b)
+    bots = bot_specs(args.bot_a, args.bot_b, args.names)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
                      game_numbers=tuple(range(args.games)), params=game.params, seed=args.seed,
                      start_moves=start_moves, limits=limits_of(args))
