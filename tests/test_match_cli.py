@@ -152,3 +152,43 @@ def test_name_gives_the_bots_their_names_in_the_output_and_the_records(tmp_path)
                   cwd=tmp_path)
     assert watch.returncode == 0, watch.stderr
     assert watch.stdout.startswith("domineering (rows=4, cols=4, first=vertical): a (seat 0) vs b (seat 1)")
+
+
+def test_move_files_name_their_game_and_parameters_and_from_refuses_another(tmp_path):
+    """A move file starts with `// game: NAME (params)`; `--from` refuses it for another game or other
+    parameters (saying which --param to add), takes it for the same, and takes a file without that
+    line (as before) as it is. Files written before the line (`// domineering rows=5 ...` first) are
+    checked alike. A double forfeit's move file says so, not "draw"."""
+    small = ("--games", "1", "--time", "0.3", "--out", "out")
+    played = arena("match", "domineering", "random", "greedy", "-p", "rows=5", "-p", "cols=5", *small,
+                   cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    text = (directory / "g0.txt").read_text()
+    assert text.startswith("// game: domineering (rows=5, cols=5, first=vertical)\n"
+                           "// random (seat 0) vs greedy")
+    lines = text.splitlines()
+    (tmp_path / "start.txt").write_text("\n".join(lines[:4]) + "\n")  # the header and two moves
+    refused = arena("match", "domineering", "random", "greedy", "--from", "start.txt", *small, cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+    assert ("start.txt is a game of domineering (rows=5, cols=5, first=vertical), not of domineering "
+            "(rows=8, cols=8, first=vertical); add --param rows=5 --param cols=5") in refused.stderr
+    other = arena("match", "morris", "random", "greedy", "--from", "start.txt", *small, cwd=tmp_path)
+    assert other.returncode == 2 and "not of morris" in other.stderr
+    same = arena("match", "domineering", "random", "greedy", "-p", "cols=5", "-p", "rows=5",
+                 "--from", "start.txt", *small, cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    (tmp_path / "bare.txt").write_text("\n".join(lines[2:4]) + "\n")  # no header: read as it is
+    bare = arena("match", "domineering", "random", "greedy", "--from", "bare.txt", *small, cwd=tmp_path)
+    assert bare.returncode == 0, bare.stderr
+    (tmp_path / "old.txt").write_text("// domineering rows=5 cols=5 first=vertical\n// a vs b: draw\n"
+                                      + "\n".join(lines[2:4]) + "\n")
+    old = arena("match", "domineering", "random", "greedy", "--from", "old.txt", *small, cwd=tmp_path)
+    assert old.returncode == 2 and "add --param rows=5 --param cols=5" in old.stderr
+    nohello = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'broken.py'} nohello"
+    both = arena("match", "domineering", nohello, nohello, "--out", "both", "--games", "1", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    [directory] = (tmp_path / "both" / "matches").iterdir()
+    header = (directory / "g0.txt").read_text().splitlines()[1]
+    assert header == ("// broken-1 (seat 0) vs broken-2 (seat 1): no winner, both bots forfeit "
+                      "(double_forfeit)")
