@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -474,3 +475,75 @@ def test_a_script_missing_where_the_file_reads_it_is_refused_with_the_path_looke
     done = arena("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
     assert done.returncode == 2 and "looked for" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    ("champoin", "no executable program on PATH 'champoin'"),
+    ("minimax depth=2", "'minimax' is a shipped bot, which takes no options here: write just 'minimax'"),
+    ("python missing.py", "no file 'missing.py' (looked for "),
+    ("alice.py", "'alice.py' is not a program on PATH, but there is a file alice.py in "),
+    ("./noshebang.py", "is a script without a '#!' first line"),
+])
+def test_plan_refuses_every_bot_command_that_run_refuses_in_the_same_one_line(tmp_path, command, message):
+    (tmp_path / "alice.py").write_text("#!/usr/bin/env python3\nprint('alice')\n")
+    (tmp_path / "noshebang.py").write_text("print('no first line')\n")
+    os.chmod(tmp_path / "alice.py", 0o755)
+    os.chmod(tmp_path / "noshebang.py", 0o755)
+    write(tmp_path / "t.toml", bots=("a", ("b", command)))
+    said = []
+    for verb in ("plan", "run"):
+        done = arena("tournament", verb, "t.toml", cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.splitlines()) == 1 and message in done.stderr, done.stderr
+        said.append(done.stderr)
+    assert said[0] == said[1]
+    assert not (tmp_path / "results" / "t" / DB_NAME).exists()
+
+
+def test_careless_inputs_get_one_clear_line(tmp_path):
+    """A Swiss without `rounds`; `arena standings | head`; `submit stdio:python3 bot.py` unquoted, and
+    its rejection: the reason on one line, the bot's stack trace once, below it."""
+    write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), extra='format = "swiss"')
+    swiss = arena("tournament", "plan", "s.toml", cwd=tmp_path)
+    assert swiss.returncode == 2 and len(swiss.stderr.splitlines()) == 1
+    assert "s.toml: rounds: missing: a Swiss needs its number of rounds, from 1 to 3 for 4 bots" \
+        in swiss.stderr
+    write(tmp_path / "rr.toml", games=2, bots=("a", "b", "c"), params="rows = 3\ncols = 3", time_s="0.5")
+    assert arena("tournament", "run", "rr.toml", "--quiet", cwd=tmp_path).returncode == 0
+    standings = " ".join(arena_cmd("standings", "rr.toml"))
+    for reader in ("head -1", "true"):  # `true` has left before arena writes: a broken pipe for sure
+        piped = subprocess.run(["bash", "-c", f"set -o pipefail; {standings} | {reader}"], cwd=tmp_path,
+                               env=ENV, capture_output=True, text=True, timeout=60)
+        assert piped.stderr == "" and piped.returncode == 0, piped.stderr
+    shutil.copy(ROOT / "tests" / "bots" / "stdio_bot.py", tmp_path / "mine.py")
+    split = arena("submit", "rr.toml", "mine", f"stdio:{sys.executable}", "mine.py", "first", cwd=tmp_path)
+    assert split.returncode == 0, split.stderr
+    assert tmod.load(tmp_path / "rr.toml").bots[-1].protocol == "stdio"
+    rejected = arena("submit", "rr.toml", "bad", sys.executable, str(BROKEN), "syntax", cwd=tmp_path)
+    assert rejected.returncode == 2
+    first, *rest = rejected.stderr.splitlines()
+    assert first.startswith("arena: rejected: bot 'bad': crashed in game submit-bad-g0 after 0 plies (exited "
+                            "with code 1 before saying hello)")
+    assert rest[0] == "its last output:" and rest[-1] == "SyntaxError: '(' was never closed"
+    assert rejected.stderr.count("SyntaxError") == 1
+
+
+def test_results_are_found_from_another_directory(tmp_path):
+    """Run from the tournament file's directory, then from elsewhere: the second run, standings and
+    plan find the results beside the file (and say so) instead of starting over; the run names the
+    absolute directory it writes to."""
+    (tmp_path / "course").mkdir()
+    write(tmp_path / "course" / "c.toml", games=2, bots=("a", "b"), time_s="0.3")
+    first = arena("tournament", "run", "c.toml", "--quiet", cwd=tmp_path / "course")
+    assert first.returncode == 0, first.stderr
+    assert f"-> {tmp_path / 'course' / 'results' / 'c'}" in first.stderr
+    again = arena("tournament", "run", "course/c.toml", "--quiet", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    beside = tmp_path / "course" / "results" / "c"
+    assert f"the results of 'c' are beside its file, in {beside}" in again.stderr
+    assert "all 2 games are already stored" in again.stderr
+    assert not (tmp_path / "results").exists()
+    shown = arena("standings", "course/c.toml", cwd=tmp_path)
+    assert shown.returncode == 0 and "2/2 games played" in shown.stdout
+    elsewhere = arena("tournament", "run", "course/c.toml", "--quiet", "--results", "mine", cwd=tmp_path)
+    assert elsewhere.returncode == 0 and (tmp_path / "mine" / "c" / DB_NAME).is_file()  # --results rules
