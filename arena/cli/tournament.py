@@ -72,6 +72,10 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     pl.add_argument("--cluster", metavar="ADDRESS", default=None,
                     help="local:N for N local Dask workers, or a scheduler address (its workers are counted)")
     pl.add_argument("--results", default=None, help=results_help)
+    pl.add_argument("--quick", action="store_true",
+                    help="time no bot before the first game is stored: the estimate is then the upper "
+                         "bound of bots using their whole clock (default: a few moves of each bot are "
+                         "timed first, a few seconds a bot)")
     pl.set_defaults(func=cmd_plan)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
@@ -222,7 +226,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     tour = tmod.load(args.tournament)  # every bot command checked, as `run` checks them
     args.results = results_root(tour, args.results)
     tmod.check_resumable(tour, args.results)
-    print(_estimate(tour, args.results, _workers(args)).text())
+    print(_estimate(tour, args.results, _workers(args), sample=not args.quick).text())
     return EXIT_OK
 
 
@@ -247,17 +251,23 @@ def _workers(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
 
 
-def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True):
-    """The plan's estimate, from the stored games if there are any; `reuse`: bots kept between
-    matches (the default pool and --cluster workers alike)."""
-    from arena.tournament.plan import estimate
+def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True, sample: bool = False):
+    """The plan's estimate, from the stored games if there are any, else, with `sample`, from a few
+    moves of each bot timed now; `reuse`: bots kept between matches (the default pool and --cluster
+    workers alike)."""
+    from arena.tournament.plan import estimate, sample_bots
     from arena.tournament.store import Store
 
     db = tour.results_dir(root) / DB_NAME
-    if not db.is_file():
-        return estimate(tour, workers, reuse=reuse)
-    with Store(db, create=False) as store:
-        return estimate(tour, workers, store if store.count() else None, reuse=reuse)
+    if db.is_file():
+        with Store(db, create=False) as store:
+            if store.count():
+                return estimate(tour, workers, store, reuse=reuse)
+    if sample:
+        print(f"{tour.name}: timing a few moves of each of its {len(tour.bots)} bots "
+              f"(--quick: none)...", file=sys.stderr, flush=True)
+        return estimate(tour, workers, reuse=reuse, samples=sample_bots(tour, workers))
+    return estimate(tour, workers, reuse=reuse)
 
 
 def _stored(out: Path) -> int:

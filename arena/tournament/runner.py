@@ -76,7 +76,7 @@ _TRACKER_QUIET = "ignore:resource_tracker:UserWarning:multiprocessing.resource_t
 """A warning filter for multiprocessing's resource tracker (its own warnings): after this process is
 killed (kill -9) it removes the pool's semaphores itself, and need not print "There appear to be N
 leaked semaphore objects" about them."""
-_STOP_GRACE_S = 3.0
+_STOP_GRACE_S = 2.0
 """Interrupted: how long the workers have to stop their matches and their bots before they are
 killed (seconds; their bots' watchdogs then kill the bots)."""
 
@@ -274,24 +274,33 @@ def _on_interrupt(signum: int, frame: Any) -> None:
 
 
 def _on_unraisable(info: Any) -> None:
-    """A worker's interrupt raised where Python cannot raise it (an at-fork callback while a bot
-    starts, a finalizer) is dropped without a word: the match stops at its next move instead."""
-    if _STOPPING and info.exc_type is not None and issubclass(info.exc_type, KeyboardInterrupt):
+    """Once a worker is interrupted, what Python could not raise is dropped without a word: the
+    interrupt itself, raised in an at-fork callback while a bot started or in a finalizer (the match
+    then stops at its next move), and what it broke there (logging's lock, not taken, not released)."""
+    if _STOPPING:
         return
     sys.__unraisablehook__(info)
 
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """SIGINT blocked in this thread meanwhile, and so in every process started meanwhile (a blocked
-    signal stays blocked across exec): a worker being spawned is not interrupted while it imports,
-    before its own handler is in place (_init_worker unblocks it). An interrupt that comes meanwhile
-    waits, and is not lost."""
+    """SIGINT held meanwhile: blocked in this thread, and so in every process started meanwhile (a
+    blocked signal stays blocked across exec), so that a worker being spawned is not interrupted
+    while it imports, before its own handler is in place (_init_worker unblocks it); and, in the main
+    thread, only noted, so that it does not land in an at-fork callback, where it would be lost. An
+    interrupt that came meanwhile is raised at the end."""
+    main = threading.current_thread() is threading.main_thread()
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum)) if main else None
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if noted:
+        raise KeyboardInterrupt
 
 
 # --- the parent side ---
@@ -516,22 +525,23 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             pending = []
         for spec in batch:  # a note left by an earlier try must not pass for this one's
             _note_path(notes, spec).unlink(missing_ok=True)
-        if solo:
-            stream = multiprocessing.get_context("spawn").Queue()
-            pool = _make_pool(1, stream, notes, reuse=False)
-        elif own:
-            if not kept:
-                queue_ = multiprocessing.get_context("spawn").Queue()
-                kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
-            pool, stream = kept
-        else:
-            pool, stream = executor, None
-        with _interrupts_held():  # the default pool spawns its workers here
-            futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
+        pool: Any = None
         expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
         lost: set[MatchSpec] = set()
         clean = interrupted = False
         try:
+            with _interrupts_held():  # the default pool and its queues start their processes here
+                if solo:
+                    stream = multiprocessing.get_context("spawn").Queue()
+                    pool = _make_pool(1, stream, notes, reuse=False)
+                elif own:
+                    if not kept:
+                        queue_ = multiprocessing.get_context("spawn").Queue()
+                        kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
+                    pool, stream = kept
+                else:
+                    pool, stream = executor, None
+                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
             running = set(futures)
             while running:
                 done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
@@ -557,8 +567,9 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
         finally:
             if own and interrupted:
                 kept.clear()
-                stop(pool)
-            elif own and (solo or not clean):  # broken: do not wait for running matches
+                if pool is not None:
+                    stop(pool)
+            elif own and pool is not None and (solo or not clean):  # broken: do not wait for running matches
                 pool.shutdown(wait=clean, cancel_futures=True)
                 if not solo:
                     kept.clear()
