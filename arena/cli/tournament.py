@@ -55,7 +55,8 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                      help="matches played at once (default 1; at most the number of cores)")
     run.add_argument("--cluster", metavar="ADDRESS", default=None,
                      help="play the matches on a Dask cluster: a scheduler address (tcp://HOST:8786), "
-                          "or local:N for N local worker processes (needs: pip install 'arena[dask]')")
+                          "or local:N for N local worker processes (needs, in arena's checkout: "
+                          "pip install '.[dask]')")
     run.add_argument("--results", default=None, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
     run.add_argument("--serve", action="store_true",

@@ -34,6 +34,7 @@ import rules
 from arena.match.clock import TimeControl
 from arena.match.records import GameRecord
 from arena.match.reuse import IDLE_MAX
+from arena.match.spec import params_text
 from arena.tournament.runner import Tournament, duration, plan
 from arena.tournament.store import Store
 
@@ -373,5 +374,6 @@ def describe(tournament: Tournament) -> str:
         kind = f"Swiss of {tournament.rounds} rounds, {n} bots"
     else:
         kind = f"round-robin of {n} bots"
-    return (f"{kind}, {tournament.game}, {tournament.time_control} s, "
+    shown = params_text(tournament.game, tournament.params)
+    return (f"{kind}, {tournament.game}{f' ({shown})' if shown else ''}, {tournament.time_control} s, "
             f"{tournament.games_per_pairing} games a pairing")
