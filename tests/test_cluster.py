@@ -275,7 +275,7 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
     write(tmp_path / "n.toml")
     done = arena("tournament", "run", "n.toml", "--cluster", "local:2", cwd=tmp_path, env=env)
     assert done.returncode == 2
-    assert "pip install 'arena[dask]'" in done.stderr and "Traceback" not in done.stderr
+    assert "pip install '.[dask]'" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     plain = arena("tournament", "run", "n.toml", "--quiet", cwd=tmp_path, env=env)  # the pool needs no Dask
     assert plain.returncode == 0, plain.stderr

@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_arena
+from conftest import ENV, arena_cmd, run_arena
 
 from arena.match.records import GameRecord
 
@@ -72,6 +73,12 @@ def test_santorini_matches_also_write_the_assignments_game_file(tmp_path):
         (["domineering", "random", "random", "--param", "rows"], "bad --param 'rows'"),
         (["domineering", "random", "random", "--games", "0"], "--games must be at least 1"),
         (["domineering", "random", "random", "--from", "nowhere.txt"], "cannot read --from file"),
+        (["domineering", "random", ""],
+         "BOT_B is an empty command '': a starter kit's \"$(build.sh | tail -1)\" is empty when its build"),
+        (["domineering", "stdio:", "random"], "BOT_A is an empty command 'stdio:'"),
+        (["domineering", "random", "random", "--name", "a b"], "--name 'a b' is not usable"),
+        (["domineering", "random", "greedy", "--name", "x", "--name", "x"], "'x' is given to both bots"),
+        (["domineering", "random", "greedy", "--name", "x", "--name", "y", "--name", "z"], "at most twice"),
     ],
 )
 def test_bad_input_is_one_line_naming_it_and_exit_code_2(tmp_path, args, message):
@@ -94,3 +101,94 @@ def test_arena_called_in_process_gives_the_callers_umask_back(tmp_path, capsys):
     finally:
         os.umask(before)
     assert "missing.toml" in capsys.readouterr().err
+
+
+def test_a_crashed_bots_stack_trace_is_shown_by_match_watch_and_replay(tmp_path):
+    """A bot dying of an uncaught exception mid-game: its last lines (the stack trace, ending in the
+    exception) are printed under the result by `arena match`, `arena watch` and `arena replay`, not
+    only kept in the JSON record."""
+    raising = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'broken.py'} raise"
+    small = ("--time", "0.5", "--param", "rows=5", "--param", "cols=5")
+    match = arena("match", "domineering", "random", raising, "--games", "1", *small, "--out", "m",
+                  cwd=tmp_path)
+    assert match.returncode == 0, match.stderr
+    lines = match.stdout.splitlines()
+    result = next(i for i, line in enumerate(lines) if line.startswith("game 1/1:"))
+    assert "broken forfeits (crashed: exited with code 1" in lines[result]
+    assert lines[result + 1].startswith("  broken's last output")
+    shown = lines[result + 2:-1]
+    assert shown[-1] == "  | RuntimeError: the search table is corrupt" and lines[-1].startswith("score: ")
+    assert 2 <= len(shown) <= 12 and all(line.startswith("  | ") for line in shown)
+    assert any("File " in line and "broken.py" in line for line in shown)
+    [directory] = (tmp_path / "m" / "matches").iterdir()
+    last = len(GameRecord.from_json((directory / "g0.json").read_text()).moves)
+    replay = subprocess.run(arena_cmd("replay", str(directory / "g0.json")), input=f"{last}\nq\n", text=True,
+                            capture_output=True, cwd=tmp_path, env=ENV, timeout=60)
+    assert replay.returncode == 0, replay.stderr
+    after = replay.stdout.split("end of the record: ")[1].splitlines()
+    assert lines[result + 1:-1] == after[1:len(shown) + 2]
+    watch = arena("watch", "domineering", "random", raising, *small, cwd=tmp_path)
+    assert watch.returncode == 0, watch.stderr
+    assert "game over: random wins, broken forfeits (crashed" in watch.stdout
+    assert "  | RuntimeError: the search table is corrupt" in watch.stdout
+    quiet = arena("match", "domineering", "random", "random", "--games", "1", *small, cwd=tmp_path)
+    assert "last output" not in quiet.stdout  # nobody crashed: nothing more than the result
+
+
+def test_name_gives_the_bots_their_names_in_the_output_and_the_records(tmp_path):
+    """Two kit bots are both `bot` by their command; --name (BOT_A's, then BOT_B's) names them."""
+    small = ("--games", "1", "--time", "0.5", "--param", "rows=4", "--param", "cols=4", "--out", "out")
+    named = arena("match", "domineering", "random", "random", "--name", "cpp", "--name", "java", *small,
+                  cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    assert "random-1" not in named.stdout and "cpp vs java" in named.stdout
+    assert named.stdout.splitlines()[-1].startswith("score: cpp ")
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    assert "-cpp-vs-java-" in directory.name
+    assert GameRecord.from_json((directory / "g0.json").read_text()).players == ["cpp", "java"]
+    one = arena("match", "domineering", "random", "random", "--name", "mine", *small, cwd=tmp_path)
+    assert one.returncode == 0 and "mine vs random" in one.stdout  # one --name: BOT_A's
+    watch = arena("watch", "domineering", "random", "greedy", "--name", "a", "--name", "b", *small[2:8],
+                  cwd=tmp_path)
+    assert watch.returncode == 0, watch.stderr
+    assert watch.stdout.startswith("domineering (rows=4, cols=4, first=vertical): a (seat 0) vs b (seat 1)")
+
+
+def test_move_files_name_their_game_and_parameters_and_from_refuses_another(tmp_path):
+    """A move file starts with `// game: NAME (params)`; `--from` refuses it for another game or other
+    parameters (saying which --param to add), takes it for the same, and takes a file without that
+    line (as before) as it is. Files written before the line (`// domineering rows=5 ...` first) are
+    checked alike. A double forfeit's move file says so, not "draw"."""
+    small = ("--games", "1", "--time", "0.3", "--out", "out")
+    played = arena("match", "domineering", "random", "greedy", "-p", "rows=5", "-p", "cols=5", *small,
+                   cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    text = (directory / "g0.txt").read_text()
+    assert text.startswith("// game: domineering (rows=5, cols=5, first=vertical)\n"
+                           "// random (seat 0) vs greedy")
+    lines = text.splitlines()
+    (tmp_path / "start.txt").write_text("\n".join(lines[:4]) + "\n")  # the header and two moves
+    refused = arena("match", "domineering", "random", "greedy", "--from", "start.txt", *small, cwd=tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1
+    assert ("start.txt is a game of domineering (rows=5, cols=5, first=vertical), not of domineering "
+            "(rows=8, cols=8, first=vertical); add --param rows=5 --param cols=5") in refused.stderr
+    other = arena("match", "morris", "random", "greedy", "--from", "start.txt", *small, cwd=tmp_path)
+    assert other.returncode == 2 and "not of morris" in other.stderr
+    same = arena("match", "domineering", "random", "greedy", "-p", "cols=5", "-p", "rows=5",
+                 "--from", "start.txt", *small, cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    (tmp_path / "bare.txt").write_text("\n".join(lines[2:4]) + "\n")  # no header: read as it is
+    bare = arena("match", "domineering", "random", "greedy", "--from", "bare.txt", *small, cwd=tmp_path)
+    assert bare.returncode == 0, bare.stderr
+    (tmp_path / "old.txt").write_text("// domineering rows=5 cols=5 first=vertical\n// a vs b: draw\n"
+                                      + "\n".join(lines[2:4]) + "\n")
+    old = arena("match", "domineering", "random", "greedy", "--from", "old.txt", *small, cwd=tmp_path)
+    assert old.returncode == 2 and "add --param rows=5 --param cols=5" in old.stderr
+    nohello = f"{sys.executable} {ROOT / 'tests' / 'bots' / 'broken.py'} nohello"
+    both = arena("match", "domineering", nohello, nohello, "--out", "both", "--games", "1", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    [directory] = (tmp_path / "both" / "matches").iterdir()
+    header = (directory / "g0.txt").read_text().splitlines()[1]
+    assert header == ("// broken-1 (seat 0) vs broken-2 (seat 1): no winner, both bots forfeit "
+                      "(double_forfeit)")

@@ -1,7 +1,10 @@
-"""`arena tournament plan`: counts for every format, estimates for the examples, and an estimate
+"""`arena tournament plan`: counts for every format, estimates for the examples, a first estimate
+from a few timed moves of each bot within 2x of the real run (the demo), and an estimate
 calibrated on one run that predicts a second run of the same file within 30%."""
 from __future__ import annotations
 
+import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from arena.tournament.plan import (
     typical_plies,
 )
 from arena.tournament.store import DB_NAME, Store
-from tests.test_tournament import BROKEN, write
+from tests.test_tournament import BROKEN, arena, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +61,7 @@ def test_typical_plies_are_reproducible():
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.name)
 def test_plan_prints_an_estimate_for_every_example(path, capsys, tmp_path):
-    assert tournament_main(["tournament", "plan", str(path), "--concurrency", "2",
+    assert tournament_main(["tournament", "plan", str(path), "--concurrency", "2", "--quick",
                             "--results", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert " games in " in out and " matches" in out and "all of it on 2 workers: about " in out
@@ -129,7 +132,8 @@ def test_a_local_cluster_is_planned_with_kept_bots_like_the_pool(tmp_path, capsy
     path = write(tmp_path / "rr.toml", bots=[f"b{i}" for i in range(6)], games=2, per_task=2)
     texts = []
     for option in (["--concurrency", "2"], ["--cluster", "local:2"]):
-        assert tournament_main(["tournament", "plan", str(path), *option, "--results", str(tmp_path)]) == 0
+        assert tournament_main(["tournament", "plan", str(path), *option, "--quick",
+                                "--results", str(tmp_path)]) == 0
         texts.append(capsys.readouterr().out)
     assert texts[0] == texts[1] == estimate(tmod.load(path), 2).text() + "\n"
     assert texts[1] != estimate(tmod.load(path), 2, reuse=False).text() + "\n"
@@ -152,3 +156,28 @@ def test_calibration_lowers_the_pool_start_only_when_the_games_alone_fill_the_ru
     assert calibrated_start_s(quick) == 0.0
     assert calibrated_pool_s(dict(quick, wall_s=10.0)) == POOL_START_S
     assert calibrated_pool_s({"wall_s": None}) == POOL_START_S
+
+
+def _seconds(text: str) -> float:
+    """`58 s`, `1 min 11 s` or `2 h 05 min` (runner.duration) in seconds."""
+    units = {"h": 3600, "min": 60, "s": 1}
+    return sum(int(n) * units[u] for n, u in re.findall(r"(\d+) (h|min|s)\b", text))
+
+
+def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path):
+    """Before any game is stored, `plan` times a few moves of each bot: on the demo (4 bots of
+    very different speeds, 0.2 s a move) its estimate is within 2x of the run's wall time, where
+    bots using their whole clock (`--quick`) is several times too long."""
+    shutil.copy(ROOT / "examples" / "demo.toml", tmp_path / "demo.toml")
+    planned = arena("tournament", "plan", "demo.toml", "--concurrency", "2", cwd=tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    assert "a few moves of each of the 4 bots timed" in planned.stdout
+    assert not (tmp_path / "results").exists()  # the plan plays no game of the tournament
+    estimate_s = _seconds(planned.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
+    quick = arena("tournament", "plan", "demo.toml", "--concurrency", "2", "--quick", cwd=tmp_path)
+    quick_s = _seconds(quick.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
+    done = arena("tournament", "run", "demo.toml", "--concurrency", "2", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    wall_s = float(re.search(r"all 24 games played in ([0-9.]+) s", done.stderr)[1])
+    assert wall_s / 2 <= estimate_s <= wall_s * 2, (estimate_s, wall_s)
+    assert quick_s > estimate_s

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -231,3 +232,18 @@ def test_a_bot_process_is_one_object_stopped_on_leaving_its_block(tmp_path):
         assert "up" in process.read_log(0, 100)
     finally:
         watchdog.close()
+
+
+def test_a_bot_that_never_says_hello_is_started_once_a_game(tmp_path):
+    """The start-up limit is a game's: a bot that never says hello is started for the match and
+    forfeits game 1 (not started again for the same game, which doubled the wait), then is started
+    again for game 2: two starts, two waits of the limit."""
+    starts = tmp_path / "starts.txt"
+    silent = BotSpec("silent", ("/bin/sh", "-c", f"echo started >> {starts}; exec sleep 3600"))
+    unsandboxed = Limits(sandbox="off")  # its start is written where the test reads it
+    began = time.monotonic()
+    records = run_match(match([silent, RANDOM], games=2, limits=unsandboxed), startup_timeout_s=2.0)
+    elapsed = time.monotonic() - began
+    assert len(records) == 2 and all("no hello within 2 s" in r.forfeit["detail"] for r in records)
+    assert starts.read_text().splitlines() == ["started", "started"]
+    assert elapsed >= 4.0

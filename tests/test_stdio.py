@@ -122,7 +122,7 @@ def test_santorini_moves_with_spaces_cross_the_text_protocol():
 
 
 @pytest.mark.parametrize("mode, args, reason, detail", [
-    ("garbage", (), Forfeit.MALFORMED_MESSAGE, "printed 'I think the best move is"),
+    ("garbage", (), Forfeit.MALFORMED_MESSAGE, "the bot printed 'I think the best move is"),
     ("illegal", (), Forfeit.ILLEGAL_MOVE, "zz99"),
     ("late", (1.0,), Forfeit.TIMEOUT, "no move for ply"),
     ("exit", (3,), Forfeit.CRASHED, "exited with code 3"),
@@ -133,6 +133,7 @@ def test_a_misbehaving_stdio_bot_is_forfeited_with_the_right_reason_and_its_stde
     assert record.forfeit is not None
     assert (record.forfeit["seat"], record.forfeit["reason"]) == (0, reason)
     assert detail in record.forfeit["detail"]
+    assert "message type" not in record.forfeit["detail"]  # what the bot did, not how the adapter said it
     assert f"stdio-bot {mode}: first turn" in record.logs["0"]
 
 

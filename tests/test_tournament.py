@@ -3,8 +3,10 @@ processes (a round-robin finishes; resume after a real kill -9; a bot that crash
 changed file refused; submit)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -255,8 +257,9 @@ def test_resume_after_kill_9(tmp_path):
     # whole pairings per task (the default): games are committed as they end, not when a task returns
     write(tmp_path / "k.toml", games=60, bots=("a", "b", "c", "d"))  # bots kept between matches: fast
     db = tmp_path / "results" / "k" / DB_NAME
-    proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(tmp_path / "err", "w") as err:
+        proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
+                                stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 60
     count = 0
     while time.monotonic() < deadline:
@@ -275,6 +278,8 @@ def test_resume_after_kill_9(tmp_path):
     before = rows(db)
     assert 4 <= len(before) < 360, "the run should be killed mid-way"
     time.sleep(1.5)  # the orphaned worker notices its parent is gone and stops its match
+    said = (tmp_path / "err").read_text()  # also multiprocessing's resource tracker, left alone
+    assert "leaked semaphore" not in said and "Traceback" not in said, said
     done = arena("tournament", "run", "k.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     after = rows(db)
@@ -284,6 +289,76 @@ def test_resume_after_kill_9(tmp_path):
     assert keys == sorted({(p, n) for p in pairings for n in range(60)})
     assert len({g for _, _, g, _ in after}) == 360
     assert set(before) <= set(after)  # nothing stored before the kill was lost or rewritten
+
+
+def _tagged(tag: str) -> list[int]:
+    """The live processes (not zombies) whose environment holds ARENA_TEST_TAG=`tag`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if f"ARENA_TEST_TAG={tag}".encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{entry}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    found.append(int(entry))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _arena_pid(tag: str) -> int | None:
+    for pid in _tagged(tag):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[1:4] == [b"-m", b"arena", b"tournament"]:
+                    return pid
+        except (OSError, IndexError):
+            continue
+    return None
+
+
+def test_ctrl_c_under_tee_stops_the_run_its_workers_and_bots_within_seconds(tmp_path):
+    """Ctrl-C (SIGINT to the process group) of `arena tournament run ... | tee log` while bots play:
+    every process of the run (arena, its workers, their bots, tee) is gone within 5 s, 20 times out
+    of 20; the run says it was interrupted, with no traceback. Once more, SIGINT to arena alone
+    (`kill -INT`): its workers, not interrupted by anyone else, stop too. Bots run unsandboxed so that
+    they keep the test's tag in their environment and are found."""
+    write(tmp_path / "i.toml", games=60, bots=("a", "b", "c", "d"), extra='[limits]\nsandbox = "off"')
+    arena_line = " ".join(arena_cmd("tournament", "run", "i.toml", "--concurrency", "2"))
+    for attempt in range(21):
+        tag = f"{os.getpid()}-{attempt}"
+        line = f"{arena_line} --results res{attempt} 2>err{attempt} | tee log{attempt}"
+        shell = subprocess.Popen(["bash", "-c", line], cwd=tmp_path, env={**ENV, "ARENA_TEST_TAG": tag},
+                                 stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 60
+            while len(_tagged(tag)) < 8 and time.monotonic() < deadline:  # shell, tee, arena,
+                time.sleep(0.05)  # its resource tracker, 2 workers and their bots
+            playing = len(_tagged(tag))
+            assert playing >= 8, f"attempt {attempt}: the run never got its bots going"
+            if attempt < 20:
+                os.killpg(shell.pid, signal.SIGINT)
+            else:
+                os.kill(_arena_pid(tag), signal.SIGINT)
+            interrupted = time.monotonic()
+            while _tagged(tag) and time.monotonic() - interrupted < 5:
+                time.sleep(0.05)
+            left = _tagged(tag)
+            assert not left, f"attempt {attempt}: processes {left} still alive 5 s after Ctrl-C"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(shell.pid, signal.SIGKILL)
+            for pid in _tagged(tag):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            shell.wait()
+        err = (tmp_path / f"err{attempt}").read_text()
+        assert "interrupted with" in err and "Traceback" not in err, err
+        db = tmp_path / f"res{attempt}" / "i" / DB_NAME
+        assert len(rows(db)) < 360 if db.is_file() else True
 
 
 def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_path):
@@ -400,3 +475,75 @@ def test_a_script_missing_where_the_file_reads_it_is_refused_with_the_path_looke
     done = arena("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
     assert done.returncode == 2 and "looked for" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("command", "message"), [
+    ("champoin", "no executable program on PATH 'champoin'"),
+    ("minimax depth=2", "'minimax' is a shipped bot, which takes no options here: write just 'minimax'"),
+    ("python missing.py", "no file 'missing.py' (looked for "),
+    ("alice.py", "'alice.py' is not a program on PATH, but there is a file alice.py in "),
+    ("./noshebang.py", "is a script without a '#!' first line"),
+])
+def test_plan_refuses_every_bot_command_that_run_refuses_in_the_same_one_line(tmp_path, command, message):
+    (tmp_path / "alice.py").write_text("#!/usr/bin/env python3\nprint('alice')\n")
+    (tmp_path / "noshebang.py").write_text("print('no first line')\n")
+    os.chmod(tmp_path / "alice.py", 0o755)
+    os.chmod(tmp_path / "noshebang.py", 0o755)
+    write(tmp_path / "t.toml", bots=("a", ("b", command)))
+    said = []
+    for verb in ("plan", "run"):
+        done = arena("tournament", verb, "t.toml", cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.splitlines()) == 1 and message in done.stderr, done.stderr
+        said.append(done.stderr)
+    assert said[0] == said[1]
+    assert not (tmp_path / "results" / "t" / DB_NAME).exists()
+
+
+def test_careless_inputs_get_one_clear_line(tmp_path):
+    """A Swiss without `rounds`; `arena standings | head`; `submit stdio:python3 bot.py` unquoted, and
+    its rejection: the reason on one line, the bot's stack trace once, below it."""
+    write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), extra='format = "swiss"')
+    swiss = arena("tournament", "plan", "s.toml", cwd=tmp_path)
+    assert swiss.returncode == 2 and len(swiss.stderr.splitlines()) == 1
+    assert "s.toml: rounds: missing: a Swiss needs its number of rounds, from 1 to 3 for 4 bots" \
+        in swiss.stderr
+    write(tmp_path / "rr.toml", games=2, bots=("a", "b", "c"), params="rows = 3\ncols = 3", time_s="0.5")
+    assert arena("tournament", "run", "rr.toml", "--quiet", cwd=tmp_path).returncode == 0
+    standings = " ".join(arena_cmd("standings", "rr.toml"))
+    for reader in ("head -1", "true"):  # `true` has left before arena writes: a broken pipe for sure
+        piped = subprocess.run(["bash", "-c", f"set -o pipefail; {standings} | {reader}"], cwd=tmp_path,
+                               env=ENV, capture_output=True, text=True, timeout=60)
+        assert piped.stderr == "" and piped.returncode == 0, piped.stderr
+    shutil.copy(ROOT / "tests" / "bots" / "stdio_bot.py", tmp_path / "mine.py")
+    split = arena("submit", "rr.toml", "mine", f"stdio:{sys.executable}", "mine.py", "first", cwd=tmp_path)
+    assert split.returncode == 0, split.stderr
+    assert tmod.load(tmp_path / "rr.toml").bots[-1].protocol == "stdio"
+    rejected = arena("submit", "rr.toml", "bad", sys.executable, str(BROKEN), "syntax", cwd=tmp_path)
+    assert rejected.returncode == 2
+    first, *rest = rejected.stderr.splitlines()
+    assert first.startswith("arena: rejected: bot 'bad': crashed in game submit-bad-g0 after 0 plies (exited "
+                            "with code 1 before saying hello)")
+    assert rest[0] == "its last output:" and rest[-1] == "SyntaxError: '(' was never closed"
+    assert rejected.stderr.count("SyntaxError") == 1
+
+
+def test_results_are_found_from_another_directory(tmp_path):
+    """Run from the tournament file's directory, then from elsewhere: the second run, standings and
+    plan find the results beside the file (and say so) instead of starting over; the run names the
+    absolute directory it writes to."""
+    (tmp_path / "course").mkdir()
+    write(tmp_path / "course" / "c.toml", games=2, bots=("a", "b"), time_s="0.3")
+    first = arena("tournament", "run", "c.toml", "--quiet", cwd=tmp_path / "course")
+    assert first.returncode == 0, first.stderr
+    assert f"-> {tmp_path / 'course' / 'results' / 'c'}" in first.stderr
+    again = arena("tournament", "run", "course/c.toml", "--quiet", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    beside = tmp_path / "course" / "results" / "c"
+    assert f"the results of 'c' are beside its file, in {beside}" in again.stderr
+    assert "all 2 games are already stored" in again.stderr
+    assert not (tmp_path / "results").exists()
+    shown = arena("standings", "course/c.toml", cwd=tmp_path)
+    assert shown.returncode == 0 and "2/2 games played" in shown.stdout
+    elsewhere = arena("tournament", "run", "course/c.toml", "--quiet", "--results", "mine", cwd=tmp_path)
+    assert elsewhere.returncode == 0 and (tmp_path / "mine" / "c" / DB_NAME).is_file()  # --results rules

@@ -125,6 +125,9 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
         if kind is Word.PROGRAM:
             if os.sep in arg:
                 argv[i] = os.path.abspath(root / arg)  # not resolve(): a venv's python is a symlink to keep
+            elif shutil.which(arg) is None and (root / arg).is_file():
+                raise LaunchError(f"bot command {shown!r}: {arg!r} is not a program on PATH, but there is a "
+                                  f"file {arg} in {os.path.abspath(root)}: write './{arg}' to run that file")
         elif kind in (Word.SCRIPT, Word.PATH):
             argv[i] = prefix + _absolute(root, value, shown, directory_ok=kind is Word.PATH)
         elif kind is Word.CLASSPATH:
@@ -135,6 +138,17 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
             argv[i] = os.path.abspath(root / arg)
     check_command(argv)
     return tuple(argv)
+
+
+def _script_without_shebang(path: str) -> bool:
+    """Whether the file `path` is text (no NUL in its first bytes) that neither starts with `#!` nor
+    is an ELF program: the kernel cannot run it, and every game would forfeit."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    return bool(head) and not head.startswith((b"#!", b"\x7fELF")) and b"\0" not in head
 
 
 def _absolute(root: Path, path: str, shown: str, directory_ok: bool = False, classpath: bool = False) -> str:
@@ -157,10 +171,17 @@ def check_command(argv: tuple[str, ...] | list[str]) -> None:
     every class path entry exist."""
     program = argv[0]
     shown = " ".join(argv)
+    if shutil.which(program) is None and program in shipped_bots():
+        raise LaunchError(f"bot command {shown!r}: {program!r} is a shipped bot, which takes no options "
+                          f"here: write just {program!r}")
     if shutil.which(program) is None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
+    if os.sep in program and _script_without_shebang(program):
+        raise LaunchError(f"bot command {shown!r}: {program!r} is a script without a '#!' first line "
+                          "(e.g. #!/usr/bin/env python3), so it cannot run by itself: add that line, or "
+                          "name its interpreter first (python bot.py)")
     if tuple(argv[1:3]) == ("-m", STDIO_MODULE) and len(argv) > 3:  # the adapter, then the bot's own command
         check_command(argv[3:])
     try:

@@ -52,8 +52,22 @@ def main(argv: list[str] | None = None) -> int:
     umask = os.umask(0o077)  # results, records, logs and tournament files: the staff's user's only
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader of the output left (`arena standings | head`): stop quietly
+        _drop_output()
+        return 0
     finally:  # called in-process (tests, scripts): what the caller creates afterwards is as before
         os.umask(umask)
+
+
+def _drop_output() -> None:
+    """Send what is still buffered for stdout (and later output) to /dev/null, so that Python's
+    own flush at exit does not fail on the closed pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (called in-process): nothing to keep quiet
+        pass
 
 
 if __name__ == "__main__":

@@ -11,15 +11,16 @@ from datetime import datetime
 from pathlib import Path
 
 from arena.cell import sandbox
-from arena.cell.launcher import display_name, resolve_command
+from arena.cell.launcher import STDIO_PREFIX, display_name, resolve_command
 from arena.cell.notices import notices
 from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
 from arena.match.spec import BotSpec, params_text, safe_name
+from arena.tournament.config import NAME_RE
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_OK", "MAX_RUN_DIRS", "BadInput",
-    "add_clock_kind", "add_sandbox_option", "announce_isolation", "bot_specs", "error", "guard",
-    "new_run_dir", "parse_clock", "parse_params", "safe_name", "with_clock_kind",
+    "add_clock_kind", "add_names_option", "add_sandbox_option", "announce_isolation", "bot_specs", "error",
+    "guard", "new_run_dir", "parse_clock", "parse_params", "safe_name", "with_clock_kind",
 ]
 
 EXIT_OK = 0
@@ -52,6 +53,8 @@ def guard(prefix: str, errors: tuple[type[BaseException], ...]) -> Callable[[Com
         def guarded(*args: object) -> int:
             try:
                 return command(*args)
+            except BrokenPipeError:  # the reader left (`arena standings | head`): main() ends quietly
+                raise
             except errors as exc:
                 return error(prefix, exc)
             except KeyboardInterrupt:
@@ -119,12 +122,35 @@ def parse_clock(text: str | None, default: TimeControl, margin_s: float | None =
     return TimeControl.parse(text) if margin_s is None else TimeControl.parse(text, margin=margin_s)
 
 
-def bot_specs(text_a: str, text_b: str) -> tuple[BotSpec, BotSpec]:
-    """Two bots given on the command line (shipped names or command lines); the same name twice
-    becomes NAME-1 and NAME-2. LaunchError names a command that cannot run."""
+def add_names_option(parser: argparse.ArgumentParser) -> None:
+    """`--name NAME`, once or twice: the names of BOT_A and BOT_B."""
+    parser.add_argument("--name", action="append", default=[], metavar="NAME", dest="names",
+                        help="a bot's name in the output and the records: the first --name is BOT_A's, "
+                             "a second BOT_B's (default: the shipped bot's name, or the program's, "
+                             "script's or class's, e.g. two kits' `bot` become bot-1 and bot-2)")
+
+
+def bot_specs(text_a: str, text_b: str, given: list[str] | tuple[str, ...] = ()) -> tuple[BotSpec, BotSpec]:
+    """Two bots given on the command line (shipped names or command lines), named by `given` (the
+    --name options, BOT_A's first) or by their commands; the same name twice becomes NAME-1 and
+    NAME-2. BadInput for an empty command (a kit whose build failed) or a bad name, LaunchError names a
+    command that cannot run."""
+    for which, text in (("BOT_A", text_a), ("BOT_B", text_b)):
+        rest = text.strip().removeprefix(STDIO_PREFIX)
+        if not rest.strip():
+            raise BadInput(f"{which} is an empty command {text!r}: a starter kit's \"$(build.sh | tail -1)\" "
+                           "is empty when its build failed (run that build.sh to see its errors)")
+    if len(given) > 2:
+        raise BadInput(f"--name is given {len(given)} times; at most twice (BOT_A's, then BOT_B's)")
     commands = (resolve_command(text_a), resolve_command(text_b))
     names = [display_name(text_a), display_name(text_b)]
+    for i, name in enumerate(given):
+        if not NAME_RE.match(name):
+            raise BadInput(f"--name {name!r} is not usable (letters, digits, . _ + -, at most 64)")
+        names[i] = name
     if names[0] == names[1]:
+        if len(given) == 2:
+            raise BadInput(f"--name {names[0]!r} is given to both bots; name them apart")
         names = [f"{names[0]}-1", f"{names[1]}-2"]
     return BotSpec(names[0], commands[0]), BotSpec(names[1], commands[1])
 

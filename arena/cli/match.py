@@ -2,8 +2,8 @@
 `arena.match.referee`, recorded by `arena.match.recorder` and shown by `arena.terminal.progress`.
 
     arena match GAME BOT_A BOT_B [--games N] [--time SECONDS|BASE+INC] [--param k=v] [--seed N]
-                                 [--from FILE | --openings random:N|FILE] [--out DIR]
-                                 [--pin-cpus] [--[no-]suspend] [--clock wall|cpu]
+                                 [--name A [--name B]] [--from FILE | --openings random:N|FILE]
+                                 [--out DIR] [--pin-cpus] [--[no-]suspend] [--clock wall|cpu]
                                  [--memory MIB] [--cpu-seconds S]
                                  [--sprt elo0=0 elo1=10 alpha=0.05 beta=0.05]
 """
@@ -23,6 +23,7 @@ from arena.cli.common import (
     EXIT_OK,
     BadInput,
     add_clock_kind,
+    add_names_option,
     add_sandbox_option,
     announce_isolation,
     bot_specs,
@@ -84,6 +85,7 @@ def add_match_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="results", metavar="DIR",
                    help="records go to DIR/matches/<match id>/ (default results)")
     p.add_argument("--quiet", "-q", action="store_true", help="only the final score")
+    add_names_option(p)
     p.add_argument("--sprt", nargs="*", metavar="KEY=VALUE", default=None,
                    help="play pairs of games (seats swapped) until a sequential probability ratio test "
                         "decides whether BOT_A is stronger than BOT_B by elo1 (H1) or by at most elo0 "
@@ -128,7 +130,7 @@ def build_match(args: argparse.Namespace) -> tuple[MatchSpec, rules.Game]:
         raise BadInput("--openings and --from both set where games start: give one of them")
     start_moves = read_move_file(Path(args.from_file), game) if args.from_file else ()
     openings = parse_openings(args.openings, game, Path(), "--openings") if args.openings else None
-    bots = bot_specs(args.bot_a, args.bot_b)
+    bots = bot_specs(args.bot_a, args.bot_b, args.names)
     spec = MatchSpec(match_id="", game=args.game, bots=bots, time_control=clock,
                      game_numbers=tuple(range(args.games)), params=game.params, seed=args.seed,
                      start_moves=start_moves, limits=limits_of(args),

@@ -3,7 +3,7 @@ a recorded game stepped through. Play and watch record their game like `arena ma
 DIR/play/<id>/ or DIR/watch/<id>/: g0.json (the record), games.jsonl and g0.txt (the move file).
 
     arena play GAME [--bot NAME] [--seat 0|1] [--param k=v] [--time T] [--bot-time T] [--from FILE]
-    arena watch GAME BOT_A BOT_B [--step] [--param k=v] [--time T] [--from FILE]
+    arena watch GAME BOT_A BOT_B [--step] [--name A [--name B]] [--param k=v] [--time T] [--from FILE]
     arena replay RECORD [--game N]
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from arena.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     add_clock_kind,
+    add_names_option,
     add_sandbox_option,
     announce_isolation,
     bot_specs,
@@ -78,6 +79,7 @@ def add_play_parsers(subparsers: argparse._SubParsersAction) -> None:
     w.add_argument("bot_a", metavar="BOT_A", help="seat 0: a shipped bot or a command line")
     w.add_argument("bot_b", metavar="BOT_B", help="seat 1")
     w.add_argument("--step", "-s", action="store_true", help="wait for Enter after every move")
+    add_names_option(w)
     w.add_argument("--time", "-t", metavar="SECONDS|BASE+INC",
                    help="the bots' clock (default: the game's per-move limit)")
     add_clock_kind(w)
@@ -159,7 +161,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         game, start = _setup(args)
         clock = with_clock_kind(parse_clock(args.time, TimeControl.for_game(args.game)), args)
-        bots = bot_specs(args.bot_a, args.bot_b)
+        bots = bot_specs(args.bot_a, args.bot_b, args.names)
         announce_isolation(args.sandbox, "arena watch")
         directory = new_run_dir(Path(args.out) / "watch", args.game, [b.name for b in bots])
     except (ValueError, OSError) as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import threading
 from pathlib import Path
@@ -39,7 +40,8 @@ _guard = guard("arena", (BadInput, config.TournamentError, StoreError, LaunchErr
 
 def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     """Register `tournament run`, `standings`, `publish`, `serve` and `submit` on `arena`'s subparsers."""
-    results_help = "the directory holding every tournament's results (default: results)"
+    results_help = ("the directory holding every tournament's results (default: results, here; or the "
+                    "results beside the tournament file, when only those hold this tournament's games)")
     which_help = "the tournament file, or its name under --results"
     port_help = "the port of the local web server (default 8000; 0 picks a free one)"
 
@@ -53,8 +55,9 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                      help="matches played at once (default 1; at most the number of cores)")
     run.add_argument("--cluster", metavar="ADDRESS", default=None,
                      help="play the matches on a Dask cluster: a scheduler address (tcp://HOST:8786), "
-                          "or local:N for N local worker processes (needs: pip install 'arena[dask]')")
-    run.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+                          "or local:N for N local worker processes (needs, in arena's checkout: "
+                          "pip install '.[dask]')")
+    run.add_argument("--results", default=None, help=results_help)
     run.add_argument("--quiet", action="store_true", help="no progress bar and no standings at the end")
     run.add_argument("--serve", action="store_true",
                      help="serve the results site on http://127.0.0.1:PORT/ during the run and after it "
@@ -72,18 +75,22 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
                     help="matches played at once (default 1)")
     pl.add_argument("--cluster", metavar="ADDRESS", default=None,
                     help="local:N for N local Dask workers, or a scheduler address (its workers are counted)")
-    pl.add_argument("--results", default=tmod.DEFAULT_RESULTS_ROOT, help=results_help)
+    pl.add_argument("--results", default=None, help=results_help)
+    pl.add_argument("--quick", action="store_true",
+                    help="time no bot before the first game is stored: the estimate is then the upper "
+                         "bound of bots using their whole clock (default: a few moves of each bot are "
+                         "timed first, a few seconds a bot)")
     pl.set_defaults(func=cmd_plan)
 
     st = subparsers.add_parser("standings", help="print a tournament's standings (also during a run)")
     st.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
-    st.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+    st.add_argument("--results", default=None, help=results_help)
     st.add_argument("--markdown", action="store_true", help="print markdown tables")
     st.set_defaults(func=cmd_standings)
 
     pub = subparsers.add_parser("publish", help="write standings, crosstable, games and the results website")
     pub.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
-    pub.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+    pub.add_argument("--results", default=None, help=results_help)
     pub.add_argument("--out", metavar="DIR", default=None,
                      help="where the website goes (default: results/<name>/site/); copy it to any web host")
     pub.set_defaults(func=cmd_publish)
@@ -91,7 +98,7 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     srv = subparsers.add_parser("serve", help="serve the results website on localhost, kept current "
                                               "while the tournament runs")
     srv.add_argument("tournament", metavar="TOURNAMENT", help=which_help)
-    srv.add_argument("--results", default=config.DEFAULT_RESULTS_ROOT, help=results_help)
+    srv.add_argument("--results", default=None, help=results_help)
     srv.add_argument("--port", type=int, default=None, help=port_help)
     srv.add_argument("--out", metavar="DIR", default=None,
                      help="where the website is written (default: results/<name>/site/)")
@@ -109,11 +116,30 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     sub.set_defaults(func=cmd_submit)
 
 
-def results_dir_of(arg: str, root: str) -> Path:
+def results_root(tour: config.Tournament, given: str | None) -> str:
+    """Where the results of `tour` are (or go): --results when `given`; else `results` here, unless
+    only the `results` beside the tournament file holds its games (the same tournament, run from
+    its own directory before): then that one, said in one line on stderr."""
+    if given is not None:
+        return given
+    here = Path(config.DEFAULT_RESULTS_ROOT)
+    beside = tour.path.resolve().parent / config.DEFAULT_RESULTS_ROOT
+    if beside.resolve() == here.resolve() or (tour.results_dir(here) / DB_NAME).is_file():
+        return str(here)
+    if (tour.results_dir(beside) / DB_NAME).is_file():
+        print(f"arena: the results of {tour.name!r} are beside its file, in {tour.results_dir(beside)}",
+              file=sys.stderr)
+        return str(beside)
+    return str(here)
+
+
+def results_dir_of(arg: str, root: str | None) -> Path:
     """The results directory for TOURNAMENT: a tournament file, a results directory, or a name."""
     path = Path(arg)
     if path.is_file():
-        return config.load(path, check_commands=False).results_dir(root)
+        tour = config.load(path, check_commands=False)
+        return tour.results_dir(results_root(tour, root))
+    root = config.DEFAULT_RESULTS_ROOT if root is None else root
     if (path / DB_NAME).is_file():
         return path
     if (Path(root) / arg / DB_NAME).is_file():
@@ -140,6 +166,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.port is not None and not args.serve:
         raise CommandError("--port is the port of --serve; add --serve")
     tour = config.load(args.tournament)
+    args.results = results_root(tour, args.results)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)
     server = _site_server(out, None, args.tournament, tour.fingerprint(), args.port) if args.serve else None
@@ -151,7 +178,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"time {tour.time_control} s{cpu}, "
           f"{len(tour.bots)} bots, {_format(tour)}"
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
-          f"({done_before} already stored) -> {out}", file=sys.stderr)
+          f"({done_before} already stored) -> {out.resolve()}", file=sys.stderr)
     nothing_to_play = done_before >= tour.total_games() and not args.retry_aborted
     if args.concurrency is not None and args.concurrency > cores():
         print(f"arena: warning: --concurrency {args.concurrency} is more than the {cores()} cores of this "
@@ -176,7 +203,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"arena: warning: {failure}", file=sys.stderr)
     if summary.retried:
         print(f"{tour.name}: {summary.retried} aborted games played again", file=sys.stderr)
-    if not args.quiet:
+    if not args.quiet and not summary.interrupted:  # interrupted: stop now, `arena standings` shows them
         from arena.tournament.standings import report
 
         print(report(out))  # aborted games, with what their bots printed, at its end
@@ -193,8 +220,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             _wait_for_ctrl_c()
         server.stop()
     if summary.interrupted:
-        print(f"arena: interrupted with {missing} games left; run the same command again to finish",
-              file=sys.stderr)
+        print(f"arena: interrupted with {missing} games left; run the same command again to finish "
+              f"(arena standings {args.tournament} shows the standings so far)", file=sys.stderr)
         return EXIT_INTERRUPTED
     if missing:
         print(f"arena: {missing} games not played; run the same command again to play them", file=sys.stderr)
@@ -213,9 +240,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 @_guard
 def cmd_plan(args: argparse.Namespace) -> int:
     """arena tournament plan TOURNAMENT [--concurrency N | --cluster ADDRESS]"""
-    tour = tmod.load(args.tournament, check_commands=False)
+    tour = tmod.load(args.tournament)  # every bot command checked, as `run` checks them
+    args.results = results_root(tour, args.results)
     tmod.check_resumable(tour, args.results)
-    print(_estimate(tour, args.results, _workers(args)).text())
+    print(_estimate(tour, args.results, _workers(args), sample=not args.quick).text())
     return EXIT_OK
 
 
@@ -240,17 +268,23 @@ def _workers(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
 
 
-def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True):
-    """The plan's estimate, from the stored games if there are any; `reuse`: bots kept between
-    matches (the default pool and --cluster workers alike)."""
-    from arena.tournament.plan import estimate
+def _estimate(tour: tmod.Tournament, root: str, workers: int, reuse: bool = True, sample: bool = False):
+    """The plan's estimate, from the stored games if there are any, else, with `sample`, from a few
+    moves of each bot timed now; `reuse`: bots kept between matches (the default pool and --cluster
+    workers alike)."""
+    from arena.tournament.plan import estimate, sample_bots
     from arena.tournament.store import Store
 
     db = tour.results_dir(root) / DB_NAME
-    if not db.is_file():
-        return estimate(tour, workers, reuse=reuse)
-    with Store(db, create=False) as store:
-        return estimate(tour, workers, store if store.count() else None, reuse=reuse)
+    if db.is_file():
+        with Store(db, create=False) as store:
+            if store.count():
+                return estimate(tour, workers, store, reuse=reuse)
+    if sample:
+        print(f"{tour.name}: timing a few moves of each of its {len(tour.bots)} bots "
+              f"(--quick: none)...", file=sys.stderr, flush=True)
+        return estimate(tour, workers, reuse=reuse, samples=sample_bots(tour, workers))
+    return estimate(tour, workers, reuse=reuse)
 
 
 def _aborted(out: Path) -> list:
@@ -344,7 +378,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     path = Path(args.tournament)
     if path.is_file():
         tour = config.load(path, check_commands=False)
-        results, fingerprint = tour.results_dir(args.results), tour.fingerprint()
+        results, fingerprint = tour.results_dir(results_root(tour, args.results)), tour.fingerprint()
     else:
         results, fingerprint = results_dir_of(args.tournament, args.results), None
     server = _site_server(results, args.out, args.tournament, fingerprint, args.port)
@@ -374,6 +408,9 @@ def cmd_submit(args: argparse.Namespace) -> int:
     # Paths on the command line are the user's (relative to here); the file gets them absolute,
     # since its own relative paths are read against the file's directory.
     given: str | list[str] = args.command[0] if len(args.command) == 1 else list(args.command)
+    if isinstance(given, list) and given[0].startswith(STDIO_PREFIX):  # stdio:python3 bot.py, unquoted
+        given = shlex.join([given[0][len(STDIO_PREFIX):], *given[1:]])
+        given = STDIO_PREFIX + given
     argv = resolve_command(given)
     written: str | list[str] = given if isinstance(given, str) and given in shipped_bots() else list(argv)
     protocol = None
@@ -420,7 +457,7 @@ def check_bot(tour: config.Tournament, name: str, argv: tuple[str, ...], games: 
         return None
     where = " (checked in the sandbox: docs/limits.md says what a bot may use)" \
         if records and records[0].isolation == "sandbox" else ""
-    first, newline, rest = reason.partition("\n")
+    first, newline, rest = reason.partition("\n")  # the bot's own output follows the first line
     return first + where + newline + rest
 
 
@@ -431,11 +468,16 @@ def _check_records(records: list, name: str, games: int) -> str | None:
         seat = record.players.index(name)
         forfeit = record.forfeit or {}
         output = record.logs.get(str(seat), "").strip()
-        shown = f"\nits last output:\n{_last_lines(output)}" if output else ""
         failed = [f for f in forfeit.get("both", [forfeit]) if f.get("seat") == seat]
         if forfeit and (failed or forfeit.get("seat") == seat):
             failure = failed[0] if failed else forfeit
-            detail = f" ({failure.get('detail')})" if failure.get("detail") else ""
+            # a detail quoting what the bot printed before its hello: its first line here, the
+            # lines once, below
+            head, _, printed = str(failure.get("detail") or "").partition("\n")
+            head = head.strip().removesuffix("; it printed:")
+            output = output or printed.strip()
+            detail = f" ({head})" if head else ""
+            shown = f"\nits last output:\n{_last_lines(output)}" if output else ""
             return (f"bot {name!r}: {failure.get('reason')} in game {record.game_id} after "
                     f"{len(record.moves)} plies{detail}{shown}")
         errors = [m.info["error"] for m in record.moves

@@ -26,6 +26,10 @@ from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV  # noqa: F401 (the proto
 log = logging.getLogger("arena.match.protocol")
 
 PROTOCOL_VERSION = 1
+STDIO_BAD_LINE = "bad line from a stdio bot: "
+"""How the type of the message the stdio adapter (arena/match/stdio.py) sends for a line of its bot
+that is no move starts; the rest says what the bot printed. No bot message has such a type: the
+referee refuses it (`malformed_message`) with that rest as the whole detail."""
 
 
 MAX_MESSAGE_BYTES = 1 << 20
@@ -125,6 +129,8 @@ def _check(message: dict[str, Any], schema: dict) -> dict[str, Any]:
     kind = message["type"]
     fields = schema.get(kind)
     if fields is None:
+        if kind.startswith(STDIO_BAD_LINE):  # what the stdio bot printed, as the adapter says it
+            raise ProtocolError(kind[len(STDIO_BAD_LINE):])
         raise ProtocolError(f"unknown message type {kind!r} (expected one of {', '.join(schema)})")
     for name, kinds, required in fields:
         if name not in message:

@@ -134,8 +134,8 @@ class _Referee:
     def play(self, on_game: OnGame | None, on_move: OnMove | None) -> list[GameRecord]:
         self.players.start([p for p in self.players.players if p.needs_restart()])
         records = []
-        for number in self.spec.game_numbers:
-            record = self._play_game(number, on_move)
+        for i, number in enumerate(self.spec.game_numbers):
+            record = self._play_game(number, on_move, just_started=i == 0)
             records.append(record)
             if on_game is not None:
                 on_game(record)
@@ -170,10 +170,12 @@ class _Referee:
             clock=" / ".join(dict.fromkeys(self.clock(p).kind for p in seated)),
         )
 
-    def _play_game(self, number: int, on_move: OnMove | None) -> GameRecord:
+    def _play_game(self, number: int, on_move: OnMove | None, just_started: bool = False) -> GameRecord:
+        """One game; `just_started`: the players were (re)started for it already, and one that failed
+        its start (no hello within the start-up limit) forfeits it rather than being started again."""
         seated = self._seat(number)
         record = self._new_record(number, seated)
-        restart = [p for p in seated if p.needs_restart()]
+        restart = [] if just_started else [p for p in seated if p.needs_restart()]
         if restart:
             self.players.start(restart)
         for player in seated:

@@ -37,6 +37,7 @@ from arena.match.protocol import (
     NEW_GAME,
     PROTOCOL_VERSION,
     RESIGN,
+    STDIO_BAD_LINE,
     TOKEN_ENV,
     TURN,
     BotClient,
@@ -249,7 +250,7 @@ class Adapter:
         """Send the referee a message it refuses, naming `why`: a malformed-message forfeit."""
         _note(why)
         self.turns.clear()
-        self.client.send({"type": f"bad line from a stdio bot: {why}", "game_id": self.game_id})
+        self.client.send({"type": STDIO_BAD_LINE + why, "game_id": self.game_id})
 
     def _bot_gone(self) -> int:
         try:

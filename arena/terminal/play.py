@@ -118,7 +118,7 @@ class TerminalPlay:
                 self.say(screen.move_screen(record, move, state))
             elif kind == "game":
                 record = event[1]
-                self.say(f"game over: {screen.result_text(record)}")
+                self.say(screen.result_block(record, "game over: "))
             elif kind == "done":
                 self.finished = True
 

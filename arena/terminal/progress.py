@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from arena.match.recorder import MatchRecorder
 from arena.match.records import GameRecord, MoveRecord
 from arena.match.spec import params_text
-from arena.terminal.screen import describe_clock, escape_controls, result_text
+from arena.terminal.screen import describe_clock, escape_controls, result_block
 
 
 class MatchProgress:
@@ -55,8 +55,10 @@ class MatchProgress:
         if self.is_live:
             self.live.write("\r\033[K")
         done, total = len(self.recorder.records), len(self.recorder.spec.game_numbers)
-        self.say(f"game {done}/{total}: {record.players[0]} vs {record.players[1]}: {result_text(record)}, "
-                 f"{len(record.moves)} plies, {record.duration_s:.2f} s   [{self.score()}]")
+        block = result_block(record, f"game {done}/{total}: {record.players[0]} vs {record.players[1]}: ",
+                             f", {len(record.moves)} plies, {record.duration_s:.2f} s   [{self.score()}]")
+        for line in block.splitlines():  # each escaped already
+            self.say(line)
 
     def score(self) -> str:
         """"A 1.5 - 0.5 B" (bot names in the match's order, control characters escaped)."""

@@ -66,7 +66,7 @@ def position_screen(record: GameRecord, states: list[rules.State], index: int) -
         lines += ["    " + line for line in screen.info_lines(move.info)]
     lines += ["", states[index].render(highlight=moves[index - 1] if index else None)]
     if index == last:
-        lines.append(f"end of the record: {screen.result_text(record)}")
+        lines.append(screen.result_block(record, "end of the record: "))
     return "\n".join(lines) + "\n"
 
 

@@ -13,6 +13,8 @@ MAX_CANDIDATES = 8
 """How many of a bot's candidate moves are shown (best first)."""
 MAX_PV = 12
 """How many moves of a principal variation are shown."""
+LAST_OUTPUT_LINES = 12
+"""How many of a crashed bot's last lines of output (its stack trace) are shown under the result."""
 
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """Characters that steer a terminal rather than print: C0 and C1 controls (ESC starts every ANSI
@@ -103,6 +105,28 @@ def result_text(record: GameRecord) -> str:
     """The result in words, on one line: who won, the score, and how it ended (a forfeit names its
     detail, a double forfeit both bots'); control characters from the bots are escaped."""
     return escape_controls(_result_words(record))
+
+
+def result_block(record: GameRecord, head: str = "", tail: str = "") -> str:
+    """`head`, the result and `tail` on one line, then the last lines a crashed bot printed (its
+    stack trace), from the record's logs."""
+    return "\n".join([head + result_text(record) + tail, *last_output_lines(record)])
+
+
+def last_output_lines(record: GameRecord, count: int = LAST_OUTPUT_LINES) -> list[str]:
+    """When a bot forfeited by crashing, the last `count` lines it printed (stdout and stderr, as the
+    record keeps them: a C++ exception, a Java or Python stack trace) under a heading, indented;
+    else nothing. Control characters from the bot are escaped."""
+    forfeit = record.forfeit or {}
+    seat = forfeit.get("seat")
+    if forfeit.get("reason") != Forfeit.CRASHED or seat not in (0, 1):
+        return []
+    lines = [line for line in str(record.logs.get(str(seat), "")).splitlines() if line.strip()]
+    if not lines:
+        return []
+    more = f" (the last {count} of {len(lines)})" if len(lines) > count else ""
+    head = f"  {record.players[seat]}'s last output{more}:"
+    return [escape_controls(head)] + ["  | " + escape_controls(line) for line in lines[-count:]]
 
 
 def _result_words(record: GameRecord) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import rules
-from arena.match.movefile import format_moves, save_record, write_move_file
+from arena.match.movefile import format_moves, game_line, save_record, write_move_file
 from arena.match.records import GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import MatchSpec
@@ -58,7 +58,7 @@ class Watch:
                 raise
             return None
         record = GameRecord.from_json((self.directory / "g0.json").read_text())
-        print(f"game over: {screen.result_text(record)}")
+        print(screen.result_block(record, "game over: "))
         return record
 
     def _on_move(self, record: GameRecord, move: Any, state: rules.State) -> None:
@@ -75,6 +75,6 @@ class Watch:
         if self.seen is None:
             return
         path = self.directory / "g0.txt"
-        path.write_text("// unfinished\n" * (self.spec.game != "santorini")
-                        + format_moves(self.seen.game, self.seen.move_list()), encoding="utf-8")
+        header = f"{game_line(self.seen.game, self.seen.params)}\nunfinished"
+        path.write_text(format_moves(self.seen.game, self.seen.move_list(), header), encoding="utf-8")
         print(f"stopped; the moves so far: {path}")

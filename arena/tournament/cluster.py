@@ -27,7 +27,7 @@ as its task completes, exactly as `tournament.run` does, so resume works the sam
   (a shared file system, or the same directory copied to every worker): docs/cluster.md.
 
 dask and distributed are imported here only, and only when a cluster is used: arena runs without
-them (`pip install 'arena[dask]'` adds them).
+them (`pip install '.[dask]'` in arena's checkout adds them).
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ from arena.tournament import runner as tmod
 from arena.tournament.aborted import aborted_record
 from arena.tournament.store import DB_NAME, Store
 
-INSTALL_HINT = "pip install 'arena[dask]'"
+INSTALL_HINT = "pip install '.[dask]' (in arena's checkout)"
 LOCAL_PREFIX = "local:"
 LOCAL_MAX_WORKERS_PER_CORE = 4
 """`local:N` refuses more than this many worker processes per core (a typo, not a plan)."""

@@ -367,6 +367,9 @@ class _File:
         if fmt == "swiss":
             raw = self.data.get("rounds")
             most = len(names) if len(names) % 2 else len(names) - 1
+            if raw is None:
+                raise self.bad("rounds", f"missing: a Swiss needs its number of rounds, from 1 to {most} "
+                               f"for {len(names)} bots (e.g. rounds = {min(most, 5)})")
             if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= most:
                 raise self.bad("rounds", f"a Swiss of {len(names)} bots needs a whole number of rounds "
                                f"from 1 to {most} (more would need a rematch), got {raw!r}")

@@ -9,24 +9,32 @@ so a bot is started once per worker rather than once per match; without (`pin_cp
 starts both.
 A game lasts, until games are stored, its typical number of plies (random playouts of the game
 with its parameters) times the clock's time a move, that is bots using their whole clock: an upper
-bound for bots that answer sooner. Once games are stored it lasts their measured mean, and the
-start of a bot is calibrated on the last run (Store.last_run: the start cost per bot process that
-makes this model give that run's measured wall time with the bot processes it started). A Swiss
-is played round after round, so its rounds add up; its later rounds, not paired yet, are stood in
-for by rounds of the circle method (each bot meets a new opponent every round).
+bound for bots that answer sooner. `arena tournament plan` times real moves of each bot
+first (`sample_bots`: a short game against the random bot, in the tournament's clock, limits and
+sandbox), and a game then lasts its plies times the mean time a move of its two bots; the same
+samples measure what starting a match's bots takes on this machine now. Once games are stored it
+lasts their measured mean, and the start of a bot is calibrated on the last run (Store.last_run: the
+start cost per bot process that makes this model give that run's measured wall time with the bot
+processes it started). A Swiss is played round after round, so its rounds add up; its later rounds,
+not paired yet, are stood in for by rounds of the circle method (each bot meets a new opponent every round).
 """
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
+import tempfile
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import rules
 from arena.match.clock import TimeControl
 from arena.match.records import GameRecord
 from arena.match.reuse import IDLE_MAX
+from arena.match.spec import params_text
 from arena.tournament.runner import Tournament, duration, plan
 from arena.tournament.store import Store
 
@@ -42,6 +50,14 @@ socket, watchdog and directory, seconds. benchmarks/tournament_scaling.py, the s
 with bots started every match and with bots kept: 0.28 to 0.31 s more per bot process started."""
 POOL_START_S = 2.0
 """Starting the pool of worker processes, once per run, seconds."""
+SAMPLE_BOT_S = 3.0
+"""`sample_bots` times a bot's moves over a whole game, or until they took this long (seconds; at least
+one move): a bot's first moves often take longer than its later ones, and a bot that thinks long is
+timed well enough by a move or two."""
+SAMPLE_OPPONENT = "random"
+"""The shipped bot each bot plays while its moves are timed."""
+GAME_OVERHEAD_S = 0.05
+"""What a game costs besides its moves (new_game, game_over, the record), seconds."""
 _BISECTION_STEPS = 40
 PLAYOUTS = 16
 """Random playouts that give a game's typical number of plies."""
@@ -66,9 +82,16 @@ class Estimate:
     wall_s: float
     full_wall_s: float
 
+    sampled: int = 0
+    """Bots whose moves were timed (`sample_bots`), 0 when none were."""
+
     def text(self) -> str:
-        basis = (f"measured over {self.measured_games} stored games" if self.measured_games
-                 else "random playouts; bots using their whole clock, so faster bots finish sooner")
+        if self.measured_games:
+            basis = f"measured over {self.measured_games} stored games"
+        elif self.sampled:
+            basis = f"random playouts; a few moves of each of the {self.sampled} bots timed"
+        else:
+            basis = "random playouts; bots using their whole clock, so faster bots finish sooner"
         lines = [
             f"{self.name}: {self.kind}: {self.games} games in {self.matches} matches",
             f"  a game: about {self.plies:.0f} plies, {self.game_s:.2f} s ({basis})",
@@ -113,10 +136,72 @@ def makespan(durations: list[float], workers: int) -> float:
 
 @dataclass(frozen=True)
 class Task:
-    """One match as the plan schedules it: its two bots (names) and its number of games."""
+    """One match as the plan schedules it: its two bots (names), its number of games and, when
+    known, how long one of its games lasts (seconds; else the schedule's `game_s`)."""
 
     bots: tuple[str, str]
     games: int
+    game_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Samples:
+    """What timing a few moves of each bot found (`sample_bots`)."""
+
+    move_s: dict[str, float]
+    """Each bot's mean time a move, seconds (the clock's whole time a move for a bot that played none)."""
+    start_s: float
+    """Starting a match and its two bots, as `run_match` does it alone (no kept bots), seconds."""
+
+
+class _Enough(Exception):
+    """Raised from on_move once a bot's moves are timed: the sample game stops there."""
+
+
+def sample_bots(tournament: Tournament, workers: int = 1) -> Samples:
+    """Time the moves of each bot (until they took SAMPLE_BOT_S) in a game
+    against the random bot, under the tournament's clock, limits and sandbox (its file and results
+    hidden, as in a run), `workers` bots at a time; and how long the start of each such game took."""
+    from arena.cell.launcher import resolve_command
+    from arena.match.referee import run_match
+    from arena.match.spec import BotSpec, MatchSpec
+
+    clock_s = clock_game_s(tournament.time_control, 1.0)
+    hide = (*tournament.limits.hide, str(tournament.path.resolve()), str(tournament.results_dir().resolve()))
+    limits = dataclasses.replace(tournament.limits, hide=hide)
+
+    def one(entry) -> tuple[float, float | None]:
+        opponent = SAMPLE_OPPONENT if entry.name != SAMPLE_OPPONENT else f"{SAMPLE_OPPONENT}-timer"
+        spec = MatchSpec(match_id=f"plan-{entry.name}", game=tournament.game,
+                         bots=(entry.spec(), BotSpec(opponent, resolve_command(SAMPLE_OPPONENT))),
+                         time_control=tournament.time_control, game_numbers=(0,),
+                         params=dict(tournament.params), seed=tournament.seed, limits=limits)
+        times: list[float] = []
+        began = time.monotonic()
+        first: list[float] = []
+
+        def on_move(record: GameRecord, move, state) -> None:
+            if not first:  # the match started, and one move was played
+                first.append(time.monotonic() - began - move.time_s)
+            if record.players[move.seat] == entry.name:
+                times.append(move.time_s)
+                if sum(times) >= SAMPLE_BOT_S:
+                    raise _Enough
+
+        with tempfile.TemporaryDirectory(prefix="arena-plan-") as work:
+            try:
+                run_match(spec, on_move=on_move, workdir=work)
+            except _Enough:
+                pass
+            except Exception:  # a bot that cannot play: it counts its whole clock
+                pass
+        return (sum(times) / len(times) if times else clock_s), (first[0] if first else None)
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        found = list(pool.map(one, tournament.bots))
+    starts = sorted(start for _, start in found if start is not None)
+    start_s = starts[len(starts) // 2] if starts else FRESH_MATCH_START_S
+    return Samples({b.name: move for b, (move, _) in zip(tournament.bots, found, strict=True)}, start_s)
 
 
 def schedule_s(phases: Sequence[Sequence[Task]], workers: int, game_s: float, start_s: float,
@@ -144,7 +229,8 @@ def schedule_s(phases: Sequence[Sequence[Task]], workers: int, game_s: float, st
                 held[name] = None
             while len(held) > idle_max:
                 held.popitem(last=False)
-            heapq.heappush(free, (at + starts * start_s / 2 + task.games * game_s, w))
+            each = game_s if task.game_s is None else task.game_s
+            heapq.heappush(free, (at + starts * start_s / 2 + task.games * each, w))
         now = max(at for at, _ in free)
     return now
 
@@ -164,13 +250,17 @@ def circle_rounds(names: Sequence[str], rounds: int) -> list[list[tuple[str, str
 
 
 def estimate(tournament: Tournament, workers: int, store: Store | None = None,
-             reuse: bool = True) -> Estimate:
-    """The plan of `tournament` on `workers` workers, from its stored games when `store` is given.
-    `reuse`: the workers keep their bots between matches (the default pool and Dask workers, each
-    thread of which is a worker here)."""
+             reuse: bool = True, samples: Samples | None = None) -> Estimate:
+    """The plan of `tournament` on `workers` workers, from its stored games when `store` is given,
+    else from `samples` (sample_bots) when given. `reuse`: the workers keep their bots between
+    matches (the default pool and Dask workers, each thread of which is a worker here)."""
     records: list[GameRecord] = [g.record for g in store.iter_games()] if store is not None else []
     start_s = BOT_START_S if reuse else FRESH_MATCH_START_S
     pool_s = POOL_START_S
+    move_s: dict[str, float] = {}
+    if samples is not None and not records:  # this machine, now: as much slower or faster
+        load = samples.start_s / FRESH_MATCH_START_S
+        start_s, pool_s, move_s = start_s * load, pool_s * load, samples.move_s
     if records:
         plies = sum(len(r.moves) for r in records) / len(records)
         game_s = sum(r.duration_s for r in records) / len(records)
@@ -191,8 +281,13 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None,
     def wall_of(phases: list[list[Task]]) -> float:
         return pool_s + schedule_s(phases, workers, game_s, start_s, idle_max) if phases else 0.0
 
+    def pair_game_s(pair: tuple[str, str]) -> float | None:
+        if not move_s:
+            return None
+        return plies / 2 * (move_s[pair[0]] + move_s[pair[1]]) + GAME_OVERHEAD_S
+
     def tasks_of(pairs: Sequence[tuple[str, str]]) -> list[Task]:  # first chunks first, as runner.plan
-        return [Task(pair, g) for g in chunk_games for pair in pairs]
+        return [Task(pair, g, pair_game_s(pair)) for g in chunk_games for pair in pairs]
 
     if tournament.format == "swiss":
         names = [b.name for b in tournament.bots]
@@ -201,7 +296,8 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None,
         full_phases = [tasks_of([(p.a, p.b) for p in tournament.pairings()])]
     full_wall = wall_of(full_phases)
     specs = plan(tournament, stored, results)
-    left_phases = [[Task((s.bots[0].name, s.bots[1].name), len(s.game_numbers)) for s in specs]]
+    left_phases = [[Task((s.bots[0].name, s.bots[1].name), len(s.game_numbers),
+                         pair_game_s((s.bots[0].name, s.bots[1].name))) for s in specs]]
     left_phases = left_phases if specs else []
     if tournament.format == "swiss":
         later = max(0, tournament.rounds - _rounds_begun(tournament, results))
@@ -209,10 +305,14 @@ def estimate(tournament: Tournament, workers: int, store: Store | None = None,
     wall = wall_of(left_phases)
     left_matches = sum(len(p) for p in left_phases)
     left = tournament.total_games() - sum(len(v) for v in stored.values())
+    if move_s:  # the mean game of the whole tournament
+        tasks = [t for phase in full_phases for t in phase]
+        game_s = sum(t.games * (t.game_s or 0.0) for t in tasks) / max(1, sum(t.games for t in tasks))
     return Estimate(
         name=tournament.name, kind=describe(tournament), games=tournament.total_games(),
         matches=sum(len(p) for p in full_phases), left=left, left_matches=left_matches, workers=workers,
         plies=plies, game_s=game_s, measured_games=len(records), wall_s=wall, full_wall_s=full_wall,
+        sampled=len(move_s),
     )
 
 
@@ -275,5 +375,6 @@ def describe(tournament: Tournament) -> str:
     else:
         kind = f"round-robin of {n} bots"
     openings = f", openings {tournament.openings.source}" if tournament.openings is not None else ""
-    return (f"{kind}, {tournament.game}, {tournament.time_control} s, "
+    shown = params_text(tournament.game, tournament.params)
+    return (f"{kind}, {tournament.game}{f' ({shown})' if shown else ''}, {tournament.time_control} s, "
             f"{tournament.games_per_pairing} games a pairing{openings}")

@@ -31,6 +31,7 @@ import multiprocessing
 import os
 import queue
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -62,7 +63,7 @@ __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
-    "sealed", "seat_to_move", "store_results", "aborted_record",
+    "sealed", "seat_to_move", "stop", "store_results", "aborted_record",
 ]
 
 LOCK_NAME = "run.lock"
@@ -71,6 +72,13 @@ WORKER_DEATHS_PER_GAME = 2
 _PARENT_POLL_S = 0.5
 _STREAM_POLL_S = 0.1
 """How often the parent commits the games workers streamed (seconds)."""
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+"""A warning filter for multiprocessing's resource tracker (its own warnings): after this process is
+killed (kill -9) it removes the pool's semaphores itself, and need not print "There appear to be N
+leaked semaphore objects" about them."""
+_STOP_GRACE_S = 2.0
+"""Interrupted: how long the workers have to stop their matches and their bots before they are
+killed (seconds; their bots' watchdogs then kill the bots)."""
 
 
 def check_resumable(tournament: Tournament, results_root: str | Path = DEFAULT_RESULTS_ROOT) -> int:
@@ -99,6 +107,10 @@ _REUSE = True
 _NOTES: Path | None = None
 """In a worker of the default pool: the directory of the tasks' progress notes (see Turn)."""
 _NOTE_BYTES = 256
+_PLAYING = False
+"""In a worker of the default pool: a task is being played (an interrupt stops it)."""
+_STOPPING = False
+"""In a worker of the default pool: the run was interrupted; the worker plays no more."""
 BOT_STARTS = ""
 """The match id under which a worker streams how many bot processes a task started."""
 
@@ -110,6 +122,17 @@ def play_task(spec: MatchSpec) -> list[str]:
     committed at once rather than when the whole task returns; the worker keeps its bots running
     from one match to the next (a hub, arena.match.reuse); and the task keeps a progress note
     (Turn) for the parent: whose move it was if this process dies."""
+    global _PLAYING
+    if _STOPPING:  # interrupted: a task queued before the interrupt starts no bot
+        raise KeyboardInterrupt
+    _PLAYING = True
+    try:
+        return _play_task(spec)
+    finally:
+        _PLAYING = False
+
+
+def _play_task(spec: MatchSpec) -> list[str]:
     from arena.match.referee import run_match
 
     stream = _STREAM
@@ -132,6 +155,8 @@ def play_task(spec: MatchSpec) -> list[str]:
 
     def on_move(record: GameRecord, move: Any, state: Any) -> None:
         write(Turn(record.game_id, state.ply, state.seat))
+        if _STOPPING:  # interrupted, but the interrupt was lost (see _on_unraisable)
+            raise KeyboardInterrupt
 
     workdir = None if _NOTES is None or hub is not None else _work_path(_NOTES, spec)
     try:
@@ -212,15 +237,61 @@ def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None,
     leave; the next run replays the lost games."""
     global _STREAM, _NOTES, _REUSE
     _STREAM, _NOTES, _REUSE = stream, notes, reuse
+    signal.signal(signal.SIGINT, _on_interrupt)
+    sys.unraisablehook = _on_unraisable
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since it was spawned
 
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(_PARENT_POLL_S)
-        _thread.interrupt_main()
-        time.sleep(5.0)
+        if _PLAYING:  # the referee stops its bots
+            _thread.interrupt_main()
+            time.sleep(5.0)
         os._exit(1)
 
     threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    """A worker's SIGINT (Ctrl-C reaches the whole process group, and the parent sends one too):
+    the match being played is interrupted once (its referee stops its bots), no later task starts,
+    and an idle worker just waits for the parent to end it (no traceback of an interrupted wait)."""
+    global _STOPPING
+    if _STOPPING:  # a second one must not interrupt the referee while it stops the bots
+        return
+    _STOPPING = True
+    if _PLAYING:
+        raise KeyboardInterrupt
+
+
+def _on_unraisable(info: Any) -> None:
+    """Once a worker is interrupted, what Python could not raise is dropped without a word: the
+    interrupt itself, raised in an at-fork callback while a bot started or in a finalizer (the match
+    then stops at its next move), and what it broke there (logging's lock, not taken, not released)."""
+    if _STOPPING:
+        return
+    sys.__unraisablehook__(info)
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT held meanwhile: blocked in this thread, and so in every process started meanwhile (a
+    blocked signal stays blocked across exec), so that a worker being spawned is not interrupted
+    while it imports, before its own handler is in place (_init_worker unblocks it); and, in the main
+    thread, only noted, so that it does not land in an at-fork callback, where it would be lost. An
+    interrupt that came meanwhile is raised at the end."""
+    main = threading.current_thread() is threading.main_thread()
+    noted: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum)) if main else None
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    if noted:
+        raise KeyboardInterrupt
 
 
 # --- the parent side ---
@@ -400,6 +471,8 @@ def run(
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    if _TRACKER_QUIET not in sys.warnoptions:  # passed on to the tracker process when it starts
+        sys.warnoptions.append(_TRACKER_QUIET)
     started = time.monotonic()
     summary = RunSummary()
     out = tournament.results_dir(results_root)
@@ -445,8 +518,8 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         except KeyboardInterrupt:
             summary.interrupted = True
         finally:
-            if kept:  # interrupted: do not wait for the matches still running
-                kept[0].shutdown(wait=False, cancel_futures=True)
+            if kept:  # interrupted between rounds, or while the workers ended
+                stop(kept[0])
             shutil.rmtree(notes, ignore_errors=True)
         bar.show(final=True)
         summary.wall_s = time.monotonic() - started
@@ -475,21 +548,23 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             pending = []
         for spec in batch:  # a note left by an earlier try must not pass for this one's
             _note_path(notes, spec).unlink(missing_ok=True)
-        if solo:
-            stream = multiprocessing.get_context("spawn").Queue()
-            pool = _make_pool(1, stream, notes, reuse=False)
-        elif own:
-            if not kept:
-                queue_ = multiprocessing.get_context("spawn").Queue()
-                kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
-            pool, stream = kept
-        else:
-            pool, stream = executor, None
-        futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
+        pool: Any = None
         expected = {spec.game_id(n): (spec, n) for spec in batch for n in spec.game_numbers}
         lost: set[MatchSpec] = set()
-        clean = False
+        clean = interrupted = False
         try:
+            with _interrupts_held():  # the default pool and its queues start their processes here
+                if solo:
+                    stream = multiprocessing.get_context("spawn").Queue()
+                    pool = _make_pool(1, stream, notes, reuse=False)
+                elif own:
+                    if not kept:
+                        queue_ = multiprocessing.get_context("spawn").Queue()
+                        kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
+                    pool, stream = kept
+                else:
+                    pool, stream = executor, None
+                futures: dict[Future, MatchSpec] = {pool.submit(task, spec): spec for spec in batch}
             running = set(futures)
             while running:
                 done, running = wait(running, timeout=_STREAM_POLL_S, return_when=FIRST_COMPLETED)
@@ -509,8 +584,15 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                     summary.matches += 1
             _drain(stream, store, expected, summary, bar)
             clean = not lost
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
-            if own and (solo or not clean):  # broken, or interrupted: do not wait for running matches
+            if own and interrupted:
+                kept.clear()
+                if pool is not None:
+                    stop(pool)
+            elif own and pool is not None and (solo or not clean):  # broken: do not wait for running matches
                 pool.shutdown(wait=clean, cancel_futures=True)
                 if not solo:
                     kept.clear()
@@ -590,6 +672,33 @@ def exclusive(path: Path, name: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def stop(pool: ProcessPoolExecutor, grace_s: float = _STOP_GRACE_S) -> None:
+    """Interrupted: no task starts any more, every worker is interrupted (its referee stops the
+    match and its bots; Ctrl-C at a terminal has interrupted them already, `kill -INT` of this
+    process may not have) and ends; one still alive after `grace_s` is killed, and its bots'
+    watchdogs kill its bots. Nothing more is stored: the stream is not read again (an interrupt may
+    have cut a message in two), and the next run plays the games it held. A second Ctrl-C meanwhile
+    only hurries the killing."""
+    from multiprocessing.connection import wait as wait_for
+
+    processes = [p for p in dict(getattr(pool, "_processes", None) or {}).values() if p.is_alive()]
+    pool.shutdown(wait=False, cancel_futures=True)
+    alive = {p.sentinel: p for p in processes}  # a sentinel is readable once its process has ended
+    try:
+        for process in processes:
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGINT)
+        deadline = time.monotonic() + grace_s
+        while alive and time.monotonic() < deadline:
+            for ended in wait_for(list(alive), timeout=max(0.0, deadline - time.monotonic())):
+                del alive[ended]
+    except KeyboardInterrupt:
+        pass
+    for process in alive.values():
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
 
 
 def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,

@@ -26,6 +26,8 @@ Hostile modes (tests/test_hostile.py):
                (their pids in children.txt), then exits with code 5; with ARG 1 it waits instead
   spew         at its first turn writes 16 MB to stdout and 16 MB to stderr, then never answers
   abort        one legal move, then abort() (SIGABRT) at its second turn
+  raise        two legal moves, then an uncaught exception at its third turn (a Python stack trace of
+               a dozen lines on stderr, exit code 1)
   afterover    plays legal[0]; after each game_over sends a move for the finished game
   deepinfo N   legal[0] with an info map nested N deep (default 900: a frame of about 2.7 KB)
   syntax       dies of a real SyntaxError (a traceback on stderr, exit code 1) before hello
@@ -44,6 +46,13 @@ import threading
 import time
 
 from arena.match.protocol import BotClient, encode
+
+
+def descend(depth: int) -> None:
+    """Raise an exception `depth` calls deep (a stack trace of a dozen lines)."""
+    if depth == 0:
+        raise RuntimeError("the search table is corrupt")
+    descend(depth - 1)
 
 
 def main() -> int:
@@ -137,6 +146,8 @@ def main() -> int:
                     os.write(1, chunk)
                     os.write(2, chunk)
                 time.sleep(3600)
+            elif mode == "raise" and turns == 3:
+                descend(10)
             elif mode == "abort" and turns == 2:
                 os.abort()
             elif mode == "deepinfo":
