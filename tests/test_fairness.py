@@ -232,3 +232,14 @@ def test_a_cgroup_with_a_cpu_holds_its_whole_tree_there_whatever_affinity_a_chil
         assert done.stdout.split("\n")[:2] == [f"[{cpu}]", f"[{cpu}]"], done  # it and its child
     finally:
         group.remove()
+
+
+def test_without_a_freezer_the_default_does_not_suspend_and_suspend_true_stops_the_group():
+    """sandbox = off: no cgroup, so no freezer. By default the bots are then not suspended (the run
+    says so: arena.cell.notices); suspend = true stops the bot's process group (SIGSTOP), which
+    holds these children (they stay in its group)."""
+    _, free = _ponder_match(Limits(sandbox="off"), TimeControl(per_move=5.0))
+    _, stopped = _ponder_match(Limits(sandbox="off", suspend=True), TimeControl(per_move=5.0))
+    assert free and stopped
+    assert sum(pause for _, pause, _ in free) / len(free) > 0.01, free
+    assert max(pause for _, pause, _ in stopped) < 0.01, stopped

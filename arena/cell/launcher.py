@@ -235,6 +235,11 @@ class PlayerProcess(Protocol):
     def exit_status(self) -> str | None:
         """None while the player is there, else why it left ("exited with code 3")."""
 
+    @property
+    def freezes(self) -> bool:
+        """True if `suspend` stops all of its processes for sure (a freezer): what the default
+        `suspend` (None) needs."""
+
     def suspend(self) -> None:
         """Stop it thinking while its opponent does."""
 
@@ -469,16 +474,20 @@ class BotProcess:
             return None
         return process_usage(self._process.pid)
 
+    @property
+    def freezes(self) -> bool:
+        """True if `suspend` freezes the bot's whole tree (its cgroup's freezer), False if it can
+        only stop its process group (SIGSTOP), which a bot escapes by leaving the group."""
+        return self.cgroup is not None
+
     def suspend(self) -> None:
-        """Stop the bot (its whole cgroup with the freezer; without a cgroup, its process group with
-        SIGSTOP when `limits.suspend` is True, else nothing): it cannot think on its opponent's time."""
+        """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):
+        it cannot think on its opponent's time."""
         if self._process is not None and not self.suspended and self._process.returncode is None:
             if self.cgroup is not None:
                 self.cgroup.freeze()
-            elif self.limits.suspend:
+            else:
                 signal_group(self._process.pid, signal.SIGSTOP)
-            else:  # the default without a freezer: not suspended (the run said so)
-                return
             self.suspended = True
 
     def resume(self) -> None:

@@ -63,6 +63,7 @@ class _External:
     """The stand-in process of an external player: nothing to start, suspend or kill, no log."""
 
     pid = None
+    freezes = False
 
     def __init__(self, on_external: OnExternal, name: str) -> None:
         self.on_external, self.name = on_external, name

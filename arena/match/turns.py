@@ -102,9 +102,13 @@ class Turns:
             ply = state.ply
             legal = state.legal_moves()
             left = banks[seat] if banks[seat] > 0 else 0.0
-            if self.limits.suspend is not False:  # no pondering on the opponent's time (BotProcess.suspend)
+            if self.limits.suspend is not False:  # no pondering on the opponent's time
                 for player in seated:
-                    player.process.resume() if player is bot else player.process.suspend()  # type: ignore[union-attr]
+                    process = player.process
+                    if player is bot:
+                        process.resume()  # type: ignore[union-attr]
+                    elif self.limits.suspend or process.freezes:  # type: ignore[union-attr]
+                        process.suspend()  # type: ignore[union-attr]  # by default: only with a freezer
             clock = clocks[seat]
             before = bot.process.usage()  # type: ignore[union-attr]
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
