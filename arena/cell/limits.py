@@ -181,10 +181,27 @@ class Limits:
         return in_child
 
 
+CPU_OFFSET = [0]
+"""Where this process's matches start counting CPUs (`set_cpu_offset`): a tournament worker that
+plays in match slot k pins its bots from CPU 2k on, so concurrent matches never share a core."""
+
+
+def set_cpu_offset(offset: int) -> None:
+    """Pin this process's bots from the `offset`-th allowed CPU on (see CPU_OFFSET)."""
+    CPU_OFFSET[0] = offset
+
+
+def cpu_offset(pause_s: float = 0.0) -> int:
+    """This process's CPU offset (after `pause_s`, so that a pool's tasks spread over its workers)."""
+    time.sleep(pause_s)
+    return CPU_OFFSET[0]
+
+
 def cpu_for(index: int) -> int:
-    """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn."""
+    """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn, from
+    this process's offset."""
     allowed = sorted(os.sched_getaffinity(0))
-    return allowed[index % len(allowed)]
+    return allowed[(CPU_OFFSET[0] + index) % len(allowed)]
 
 
 def user_tasks() -> int:

@@ -166,6 +166,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.port is not None and not args.serve:
         raise CommandError("--port is the port of --serve; add --serve")
     tour = config.load(args.tournament)
+    if tour.limits.pin_cpus and args.cluster is None and (args.concurrency or 1) > max(1, cores() // 2):
+        raise CommandError(f"--concurrency {args.concurrency or 1}: with pin_cpus each running match's two "
+                           f"bots get cores of their own, so at most {max(1, cores() // 2)} matches fit on "
+                           f"the {cores()} cores here")
     args.results = results_root(tour, args.results)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.cell import scratch
+from arena.cell.limits import set_cpu_offset
 from arena.cell.notices import notices
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
@@ -231,12 +232,17 @@ def _worker_hub() -> Any:
     return _HUB
 
 
-def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True) -> None:
-    """Worker initializer: keep the stream, the notes' directory and whether to keep bots, and if the
-    parent dies (even by kill -9), interrupt the running match so the referee stops its bots, then
-    leave; the next run replays the lost games."""
+def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True,
+                 slots: Any = None) -> None:
+    """Worker initializer: keep the stream, the notes' directory and whether to keep bots; take a
+    match slot of the pool (`slots`: a queue of 0..concurrency-1) so that pinned bots get cores of
+    their own, 2 a slot; and if the parent dies (even by kill -9), interrupt the running match so
+    the referee stops its bots, then leave; the next run replays the lost games."""
     global _STREAM, _NOTES, _REUSE
     _STREAM, _NOTES, _REUSE = stream, notes, reuse
+    if slots is not None:
+        with contextlib.suppress(Exception):  # no slot left (a worker replaced): count from 0
+            set_cpu_offset(2 * slots.get(timeout=5))
     signal.signal(signal.SIGINT, _on_interrupt)
     sys.unraisablehook = _on_unraisable
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since it was spawned
@@ -703,8 +709,12 @@ def stop(pool: ProcessPoolExecutor, grace_s: float = _STOP_GRACE_S) -> None:
 
 def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,
                reuse: bool = True) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker, initargs=(os.getpid(), stream, notes, reuse))
+    context = multiprocessing.get_context("spawn")
+    slots = context.Queue()
+    for slot in range(concurrency):
+        slots.put(slot)
+    return ProcessPoolExecutor(max_workers=concurrency, mp_context=context,
+                               initializer=_init_worker, initargs=(os.getpid(), stream, notes, reuse, slots))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
