@@ -245,28 +245,34 @@ def test_without_a_freezer_the_default_does_not_suspend_and_suspend_true_stops_t
     assert max(pause for _, pause, _ in stopped) < 0.01, stopped
 
 
-def test_each_worker_of_a_pool_pins_its_bots_from_cores_of_its_own_and_too_many_are_refused(tmp_path):
+def test_each_worker_of_a_pool_pins_its_bots_to_cores_of_its_own_and_too_many_are_refused(tmp_path):
     """A tournament's concurrent matches never share a core when bots are pinned: worker k of the
-    pool pins its two bots from CPU 2k on; `--concurrency` past what fits is refused in one line."""
+    pool pins its bots to core k (the bot not to move is frozen, so a match needs one core), or to
+    cores 2k and 2k+1 when pondering is allowed; `--concurrency` past what fits is refused."""
     from arena.cell import limits
     from arena.tournament import runner
 
-    pool = runner._make_pool(2)
+    for per_match in (1, 2):
+        pool = runner._make_pool(2, per_match=per_match)
+        try:
+            got = {f.result() for f in [pool.submit(limits.match_cpus, 0.3) for _ in range(6)]}
+        finally:
+            pool.shutdown()
+        assert got == {(0, per_match), (per_match, per_match)}
+    cpus = sorted(os.sched_getaffinity(0))
     try:
-        offsets = {f.result() for f in [pool.submit(limits.cpu_offset, 0.3) for _ in range(6)]}
-    finally:
-        pool.shutdown()
-    assert offsets == {0, 2}
-    limits.set_cpu_offset(2)
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
+        limits.set_match_cpus(1, 1)
+        assert [limits.cpu_for(0), limits.cpu_for(1)] == [cpus[1 % len(cpus)]] * 2
+        limits.set_match_cpus(2, 2)
         assert [limits.cpu_for(0), limits.cpu_for(1)] == [cpus[2 % len(cpus)], cpus[3 % len(cpus)]]
     finally:
-        limits.set_cpu_offset(0)
-    (tmp_path / "t.toml").write_text('name = "t"\ngame = "domineering"\ntime = "1"\n[params]\nrows = 4\n'
-                                     'cols = 4\n[limits]\npin_cpus = true\n[[bots]]\nname = "a"\n'
-                                     'command = "random"\n[[bots]]\nname = "b"\ncommand = "greedy"\n')
-    fits = max(1, len(os.sched_getaffinity(0)) // 2)
-    done = run_arena("tournament", "run", "t.toml", "--concurrency", str(fits + 1), cwd=tmp_path)
-    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
-    assert f"at most {fits} matches fit" in done.stderr
+        limits.set_match_cpus(0, 2)
+    for suspend, per_match in (("", 1), ("suspend = false\n", 2)):
+        (tmp_path / "t.toml").write_text('name = "t"\ngame = "domineering"\ntime = "1"\n[params]\nrows = 4\n'
+                                         f'cols = 4\n[limits]\npin_cpus = true\n{suspend}[[bots]]\n'
+                                         'name = "a"\ncommand = "random"\n[[bots]]\nname = "b"\n'
+                                         'command = "greedy"\n')
+        fits = max(1, len(cpus) // per_match)
+        done = run_arena("tournament", "run", "t.toml", "--concurrency", str(fits + 1), cwd=tmp_path)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert f"at most {fits} matches fit" in done.stderr

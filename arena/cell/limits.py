@@ -181,27 +181,36 @@ class Limits:
         return in_child
 
 
-CPU_OFFSET = [0]
-"""Where this process's matches start counting CPUs (`set_cpu_offset`): a tournament worker that
-plays in match slot k pins its bots from CPU 2k on, so concurrent matches never share a core."""
+MATCH_CPUS = [0, 2]
+"""The CPUs this process's matches pin their bots to (`set_match_cpus`): from the FIRST allowed
+CPU, COUNT of them, bot k on the (k mod COUNT)-th. A tournament worker in match slot s takes CPUs
+s*COUNT on, so concurrent matches never share a core."""
 
 
-def set_cpu_offset(offset: int) -> None:
-    """Pin this process's bots from the `offset`-th allowed CPU on (see CPU_OFFSET)."""
-    CPU_OFFSET[0] = offset
+def cores_per_match(suspend: bool | None) -> int:
+    """Cores a pinned match needs: one when its bots take turns (the bot not to move is frozen,
+    `suspend` not false), two when both may run at once (pondering allowed)."""
+    return 2 if suspend is False else 1
 
 
-def cpu_offset(pause_s: float = 0.0) -> int:
-    """This process's CPU offset (after `pause_s`, so that a pool's tasks spread over its workers)."""
+def set_match_cpus(first: int, count: int) -> None:
+    """Pin this process's bots to `count` CPUs from the `first`-th allowed one (see MATCH_CPUS)."""
+    MATCH_CPUS[:] = [first, count]
+
+
+def match_cpus(pause_s: float = 0.0) -> tuple[int, int]:
+    """(first, count) of this process's match CPUs (after `pause_s`, so that a pool's tasks spread
+    over its workers)."""
     time.sleep(pause_s)
-    return CPU_OFFSET[0]
+    return MATCH_CPUS[0], MATCH_CPUS[1]
 
 
 def cpu_for(index: int) -> int:
-    """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn, from
-    this process's offset."""
+    """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn, within
+    this process's match CPUs."""
     allowed = sorted(os.sched_getaffinity(0))
-    return allowed[(CPU_OFFSET[0] + index) % len(allowed)]
+    first, count = MATCH_CPUS
+    return allowed[(first + index % count) % len(allowed)]
 
 
 def user_tasks() -> int:

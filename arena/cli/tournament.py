@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from arena.cell.launcher import LaunchError
+from arena.cell.limits import cores_per_match
 from arena.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -166,10 +167,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.port is not None and not args.serve:
         raise CommandError("--port is the port of --serve; add --serve")
     tour = config.load(args.tournament)
-    if tour.limits.pin_cpus and args.cluster is None and (args.concurrency or 1) > max(1, cores() // 2):
-        raise CommandError(f"--concurrency {args.concurrency or 1}: with pin_cpus each running match's two "
-                           f"bots get cores of their own, so at most {max(1, cores() // 2)} matches fit on "
-                           f"the {cores()} cores here")
+    fits = max(1, cores() // cores_per_match(tour.limits.suspend))
+    if tour.limits.pin_cpus and args.cluster is None and (args.concurrency or 1) > fits:
+        each = "its own core" if cores_per_match(tour.limits.suspend) == 1 else "two cores of its own"
+        raise CommandError(f"--concurrency {args.concurrency or 1}: with pin_cpus each running match gets "
+                           f"{each}, so at most {fits} matches fit on the {cores()} cores here")
     args.results = results_root(tour, args.results)
     out = tour.results_dir(args.results)
     done_before = tmod.check_resumable(tour, args.results)

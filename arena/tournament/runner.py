@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from arena.cell import scratch
-from arena.cell.limits import set_cpu_offset
+from arena.cell.limits import cores_per_match, set_match_cpus
 from arena.cell.notices import notices
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
@@ -233,16 +233,16 @@ def _worker_hub() -> Any:
 
 
 def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True,
-                 slots: Any = None) -> None:
+                 slots: Any = None, per_match: int = 2) -> None:
     """Worker initializer: keep the stream, the notes' directory and whether to keep bots; take a
     match slot of the pool (`slots`: a queue of 0..concurrency-1) so that pinned bots get cores of
-    their own, 2 a slot; and if the parent dies (even by kill -9), interrupt the running match so
-    the referee stops its bots, then leave; the next run replays the lost games."""
+    their own, `per_match` a slot; and if the parent dies (even by kill -9), interrupt the running
+    match so the referee stops its bots, then leave; the next run replays the lost games."""
     global _STREAM, _NOTES, _REUSE
     _STREAM, _NOTES, _REUSE = stream, notes, reuse
     if slots is not None:
         with contextlib.suppress(Exception):  # no slot left (a worker replaced): count from 0
-            set_cpu_offset(2 * slots.get(timeout=5))
+            set_match_cpus(per_match * slots.get(timeout=5), per_match)
     signal.signal(signal.SIGINT, _on_interrupt)
     sys.unraisablehook = _on_unraisable
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since it was spawned
@@ -566,7 +566,9 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                 elif own:
                     if not kept:
                         queue_ = multiprocessing.get_context("spawn").Queue()
-                        kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
+                        limits = batch[0].limits if batch else None
+                        per_match = cores_per_match(limits.suspend) if limits is not None else 2
+                        kept += [_make_pool(concurrency, queue_, notes, reuse, per_match), queue_]
                     pool, stream = kept
                 else:
                     pool, stream = executor, None
@@ -708,13 +710,16 @@ def stop(pool: ProcessPoolExecutor, grace_s: float = _STOP_GRACE_S) -> None:
 
 
 def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,
-               reuse: bool = True) -> ProcessPoolExecutor:
+               reuse: bool = True, per_match: int = 2) -> ProcessPoolExecutor:
+    """A pool of `concurrency` spawned workers, each in a match slot of its own (`per_match` cores
+    a slot for pinned bots, arena.cell.limits.cores_per_match)."""
     context = multiprocessing.get_context("spawn")
     slots = context.Queue()
     for slot in range(concurrency):
         slots.put(slot)
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=context,
-                               initializer=_init_worker, initargs=(os.getpid(), stream, notes, reuse, slots))
+                               initializer=_init_worker,
+                               initargs=(os.getpid(), stream, notes, reuse, slots, per_match))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
