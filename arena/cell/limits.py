@@ -73,8 +73,9 @@ class Limits:
     log_mb: float = 1.0
     """A bot's log is cut to its last half when it grows past this."""
     pin_cpus: bool = False
-    """Pin each bot of a match to its own CPU (the first bot to the first allowed CPU...): by a
-    cpuset on its cgroup where it has one (the bot cannot undo that), else sched_setaffinity."""
+    """Pin a match's bots to CPUs of their own (MATCH_CPUS: in a tournament, one core a match when
+    the bot not to move is frozen, two otherwise): by a cpuset on its cgroup where it has one (the
+    bot cannot undo that), else sched_setaffinity."""
     suspend: bool | None = None
     """Freeze a bot while its opponent thinks, thaw it when its turn is sent. None (the default):
     wherever the bot has a cgroup with a freezer, else not at all (the run says so once); True:
