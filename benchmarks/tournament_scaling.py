@@ -41,7 +41,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arena.tournament import runner as tmod  # noqa: E402
 from arena.tournament.store import DB_NAME, Store  # noqa: E402
 
-
 BURNER = Path(__file__).resolve().parents[1] / "tests" / "bots" / "cpu_burner.py"
 
 
