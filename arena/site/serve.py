@@ -126,13 +126,15 @@ class _Handler(SimpleHTTPRequestHandler):
         if path.endswith("/"):
             path += "index.html"
         if path.endswith(".html"):
+            version = self.live.version  # before the read: the page is at least this new
             file = Path(self.translate_path(path))
             try:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 super().do_GET()
                 return
-            hook = f"<script>window.ARENA_LIVE = {{\"poll_ms\": {PAGE_POLL_MS}}};</script>\n</head>"
+            live = json.dumps({"poll_ms": PAGE_POLL_MS, "version": version})
+            hook = f"<script>window.ARENA_LIVE = {live};</script>\n</head>"
             self._send(text.replace("</head>", hook, 1).encode("utf-8"), "text/html; charset=utf-8")
             return
         super().do_GET()
