@@ -113,8 +113,9 @@
   const hideTip = () => { if (tip) { tip.remove(); tip = null; } };
   function showTip(e) {
     const name = e.target.closest && e.target.closest(".name");
-    if (!name || name.scrollWidth <= name.clientWidth) return;
+    if (!name) return;
     hideTip();
+    if (name.scrollWidth <= name.clientWidth) return;  // shown whole: no tip
     tip = document.createElement("div");
     tip.className = "name-tip";
     tip.setAttribute("role", "tooltip");
