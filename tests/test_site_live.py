@@ -481,3 +481,34 @@ def test_the_index_updates_in_place_keeping_its_sort_and_scroll(tmp_path, browse
         server.wait(timeout=10)
         server.stdout.close()
         server.stderr.close()
+
+
+def test_games_in_progress_are_shown_only_while_a_run_holds_the_lock(tmp_path):
+    """A run's files of its games in progress, read by `arena serve`; a killed run's (no lock held)
+    and a half-written file are not shown."""
+    import rules
+    from arena.match.records import GameRecord, MoveRecord
+    from arena.site import SiteBuilder
+    from arena.site.serve import LiveSite
+    from arena.tournament.runner import LOCK_NAME, PLAYING_DIR, exclusive, show_playing
+
+    record = GameRecord(game_id="ann-vs-bob-g0", game="domineering", params={"rows": 4, "cols": 4},
+                        players=["ann", "bob"], time_control="1",
+                        moves=[MoveRecord(0, 0, "1A", 0.1), MoveRecord(1, 1, "1C", 0.1)])
+    (tmp_path / PLAYING_DIR).mkdir()
+    show_playing(tmp_path / PLAYING_DIR / "ann-vs-bob-0.json", record)
+    (tmp_path / PLAYING_DIR / "ann-vs-bob-1.json").write_text('{"game_id": "ann-vs-bob-g1", "ga')
+    fingerprint = {"name": "t", "game": "domineering", "params": {"rows": 4, "cols": 4}, "time_control": "1",
+                   "games_per_pairing": 2, "bots": [{"name": "ann", "command": "random"},
+                                                    {"name": "bob", "command": "random"}]}
+    live = LiveSite(SiteBuilder(tmp_path, tmp_path / "site", fingerprint=fingerprint), log=None)
+    live.refresh()
+    assert live.state() == {"version": 0, "playing": []}  # no run holds the lock: left by a killed run
+    with exclusive(tmp_path / LOCK_NAME, "t"):
+        live.refresh()
+        [game] = live.state()["playing"]
+    states = rules.load("domineering", rows=4, cols=4).positions(["1A", "1C"])
+    assert game["game_id"] == "ann-vs-bob-g0" and game["ply"] == 2 and game["move"] == "1C"
+    assert game["state"] == states[2].to_wire() and game["before"] == states[1].to_wire()
+    assert game["players"] == ["ann", "bob"] and game["files"] == ["ann", "bob"]
+    json.dumps(live.state())  # what /live.json sends

@@ -6,8 +6,10 @@ forfeit's `both`) are read defensively: missing means not shown, or "unknown".
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import os
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,7 +20,7 @@ import rules
 from arena.match.clock import TimeControl
 from arena.match.movefile import format_moves, record_header
 from arena.match.records import GameRecord
-from arena.tournament.runner import PLAYING_DIR
+from arena.tournament.runner import LOCK_NAME, PLAYING_DIR
 from arena.tournament.store import StoredGame
 
 MAX_INFO_ITEMS = 8
@@ -381,8 +383,24 @@ def forfeit_reasons(games: list[StoredGame]) -> list[tuple[str, int]]:
 # --- games in progress (arena serve) ---
 
 def playing_files(results_dir: str | Path) -> list[Path]:
-    """The files of the games a run is playing now (arena.tournament.runner.PLAYING_DIR)."""
-    return sorted((Path(results_dir) / PLAYING_DIR).glob("*.json"))
+    """The files of the games a run is playing now (arena.tournament.runner.PLAYING_DIR); none when
+    no run holds the results directory's lock (files a killed run left behind are not shown)."""
+    return sorted((Path(results_dir) / PLAYING_DIR).glob("*.json")) if run_in_progress(results_dir) else []
+
+
+def run_in_progress(results_dir: str | Path) -> bool:
+    """Whether a run holds the lock of `results_dir` (the kernel drops it when the run dies)."""
+    try:
+        fd = os.open(Path(results_dir) / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
 
 
 def playing_game(path: Path) -> dict[str, Any] | None:
