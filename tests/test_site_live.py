@@ -260,7 +260,7 @@ def test_games_list_filters_and_sort_live_in_the_address(site, browser):
     assert Select(browser.find_element("id", "sort")).first_selected_option.get_attribute("value") == "-plies"
     address = browser.current_url
     assert re.search(r"#.*bot=greedy.*result=forfeit.*sort=-plies", address), address
-    # Back undoes one step at a time: the sort, then the result filter
+    # Back undoes one step at a time: the sort, the result filter, the search (as a whole)
     browser.back()
     wait_for(lambda: "sort=" not in browser.current_url, what="Back")
     assert browser.find_element("css selector", "#games th[data-key=game]").get_attribute("aria-sort") == \
@@ -271,6 +271,11 @@ def test_games_list_filters_and_sort_live_in_the_address(site, browser):
     wait_for(lambda: set(visible_games(browser)) == want, what="Back to the bot filter alone")
     result = Select(browser.find_element("id", "filter-result")).first_selected_option
     assert result.get_attribute("value") == ""
+    browser.back()  # the two searches, each one step: "greedy", then "AN"
+    browser.back()
+    wait_for(lambda: len(visible_games(browser)) == 12, what="Back to no filter")
+    assert browser.find_element("id", "filter-bot").get_attribute("value") == ""
+    assert browser.current_url.endswith("games.html")
     # the link reproduces the view in a fresh page
     browser.get("about:blank")
     browser.get(address)

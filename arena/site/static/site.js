@@ -97,8 +97,9 @@
   }
 
   if (gamesPage) {
-    bot.addEventListener("input", () => setAddress({bot: bot.value}, false));  // each key: no new history entry
-    bot.addEventListener("change", () => setAddress({bot: bot.value}, true));
+    let typing = false;  // one history entry for a search, not one a key
+    bot.addEventListener("input", () => { setAddress({bot: bot.value}, !typing); typing = true; });
+    bot.addEventListener("change", () => { setAddress({bot: bot.value}, !typing); typing = false; });
     res.addEventListener("change", () => setAddress({result: res.value}, true));
     sortBox.addEventListener("change", () => setAddress({sort: sortBox.value === "game" ? "" : sortBox.value}, true));
     document.getElementById("pairing-clear").addEventListener("click", () => setAddress({pairing: ""}, true));
