@@ -28,12 +28,14 @@ from test_site import (
     NARROW_PX,
     WIDE_PX,
     errors_in_log,
+    expected_pieces,
     play,
     screenshot,
     stored,
     tournament_file,
     url,
     wait_for,
+    wire_states,
 )
 
 browser = test_site.browser  # the same fixtures: one chromium for this module, the screenshots' folder
@@ -406,21 +408,17 @@ def test_live_games_page_keeps_filter_and_sort_shows_games_in_progress_and_lists
         path.write_text(path.read_text().replace("games_per_pairing = 2", "games_per_pairing = 4"))
         run = subprocess.Popen([sys.executable, "-m", "arena", "tournament", "run", path.name], cwd=tmp_path,
                                env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        board = wait_for(lambda: [b for b in browser.find_elements("css selector", "#playing .live-game svg")
-                                  if int(b.get_attribute("data-ply") or 0) >= 2
-                                  and b.find_elements("css selector", ".piece")],
-                         what="a game in progress with its board")[0]
-        card = board.find_element("xpath", "..")
-        assert slow in card.find_element("css selector", "h3").get_attribute("textContent")
-        first_ply = int(board.get_attribute("data-ply"))
-        assert len(board.find_elements("css selector", ".piece")) == first_ply  # a domino a ply
-        in_progress = card.get_attribute("data-game")
-        site = tmp_path / "results" / "domineering" / "site"
+        snapshot = ("return Array.from(document.querySelectorAll('#playing .live-game')).map((card) => ({"
+                    " game: card.dataset.game, ply: Number(card.querySelector('svg').dataset.ply),"
+                    " names: card.querySelector('h3').textContent, pieces: Array.from("
+                    " card.querySelectorAll('svg .piece'), (e) => [e.dataset.piece, e.dataset.at])}))")
+        seen = wait_for(lambda: [c for c in browser.execute_script(snapshot) if c["ply"] >= 2],
+                        what="a game in progress with its board")[0]
+        assert slow in seen["names"] and "random" in seen["names"]
         screenshot(browser, shots / "site-live.png")
-        ply = ("const svg = document.querySelector(`#playing [data-game='${arguments[0]}'] svg`);"
-               "return svg ? Number(svg.dataset.ply) : null;")
-        wait_for(lambda: browser.execute_script(ply, in_progress) in (None, *range(first_ply + 1, 99)),
-                 what="the board of the game in progress to move on (or the game to end)")
+        wait_for(lambda: all(c["ply"] > seen["ply"] for c in browser.execute_script(snapshot)
+                             if c["game"] == seen["game"]),  # or the game ended
+                 what="the board of the game in progress to move on")
         assert run.wait(timeout=120) == 0, run.stderr.read()
         wait_for(lambda: len(browser.find_elements("css selector", "#games tbody tr")) == 4,
                  what="the new games listed on the open page")
@@ -434,8 +432,11 @@ def test_live_games_page_keeps_filter_and_sort_shows_games_in_progress_and_lists
         assert plies == sorted(plies, reverse=True)
         th = browser.find_element("css selector", "#games th[data-key=plies]")
         assert th.get_attribute("aria-sort") == "descending"
-        new = {g.record.game_id for g in stored(site)}
-        assert {r.get_attribute("data-game") for r in rows} == new and in_progress in new
+        new = {g.record.game_id: g.record for g in stored(tmp_path / "results" / "domineering" / "site")}
+        assert {r.get_attribute("data-game") for r in rows} == set(new)
+        # the board shown while it was played is that game's position at that ply
+        shown = sorted(map(tuple, seen["pieces"]))
+        assert shown == expected_pieces(wire_states(new[seen["game"]])[seen["ply"]])
         wait_for(lambda: not browser.find_element("id", "playing-now").is_displayed(),
                  what="the games in progress to go when the run ends")
         assert not (tmp_path / "results" / "domineering" / "playing").exists()
@@ -469,7 +470,8 @@ def test_the_index_updates_in_place_keeping_its_sort_and_scroll(tmp_path, browse
         y = browser.execute_script("return window.scrollY")
         path.write_text(path.read_text().replace("games_per_pairing = 2", "games_per_pairing = 4"))
         play(path, tmp_path / "results")
-        wait_for(lambda: "4 of 4 played" in browser.find_element("id", "played").text, what="the new count")
+        played = "return document.getElementById('played').textContent"  # read at once: parts get replaced
+        wait_for(lambda: "4 of 4 played" in browser.execute_script(played), what="the new count")
         assert browser.execute_script("return window.arenaMarker") == 1
         assert browser.execute_script("return window.scrollY") == y
         th = browser.find_element("css selector", "#standings th[data-key=bot]")
