@@ -337,7 +337,8 @@ def crosstable_site(directory: Path, n: int = 41) -> tuple[Path, dict]:
     return directory / "site", points
 
 
-def test_a_41_bot_crosstable_keeps_its_heads_in_view_and_says_points_of_games(tmp_path, browser, shots):
+def test_a_41_bot_crosstable_keeps_its_heads_in_view_and_says_points_of_games(tmp_path, browser, shots,
+                                                                            axe_source):
     site, points = crosstable_site(tmp_path)
     for width in (WIDE_PX, NARROW_PX):
         try:
@@ -348,6 +349,7 @@ def test_a_41_bot_crosstable_keeps_its_heads_in_view_and_says_points_of_games(tm
             rows = table.find_elements("css selector", "tbody tr")
             assert len(rows) == 41 and len(table.find_elements("css selector", "thead th")) == 42
             if width == WIDE_PX:  # every cell: "P of G", the row bot's points of the games played
+                assert axe_violations(browser, axe_source) == []  # a big table too (slow: once)
                 cells = browser.execute_script(
                     "return Array.from(document.querySelectorAll('#crosstable tbody tr')).map(r =>"
                     " [r.querySelector('th a').textContent, Array.from(r.querySelectorAll('td'))"
