@@ -59,17 +59,18 @@ from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_chang
 
 __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
-    "PLAYING_DIR", "Progress", "RunSummary", "Tournament", "TournamentError", "Turn",
-    "WORKER_DEATHS_PER_GAME",
+    "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
-    "sealed", "seat_to_move", "show_playing", "store_results", "worker_death_record",
+    "sealed", "seat_to_move", "store_results", "worker_death_record",
+    "PLAYING_DIR", "show_playing",
 ]
 
 LOCK_NAME = "run.lock"
 PLAYING_DIR = "playing"
 """In the results directory while a run plays: one JSON file per game in progress (its id, game,
 params, players and the moves so far), rewritten after every move by the worker playing it and
-removed when the game ends, so that `arena serve` can show games as they are played."""
+removed when the game ends, so that `arena serve` can show games as they are played. The workers
+find it as <notes>/playing, a link the run makes in the directory of the progress notes."""
 WORKER_DEATHS_PER_GAME = 2
 """A game whose worker process died this many times while it ran alone is forfeited (`crashed`) by
 the bot that was to move."""
@@ -103,8 +104,6 @@ _REUSE = True
 """In a worker of the default pool: whether it keeps its bots between matches (run(reuse=...))."""
 _NOTES: Path | None = None
 """In a worker of the default pool: the directory of the tasks' progress notes (see Turn)."""
-_PLAYING: Path | None = None
-"""In a worker of the default pool: where it keeps the game in progress (PLAYING_DIR)."""
 _NOTE_BYTES = 256
 BOT_STARTS = ""
 """The match id under which a worker streams how many bot processes a task started."""
@@ -123,7 +122,9 @@ def play_task(spec: MatchSpec) -> list[str]:
     hub = _worker_hub() if stream is not None and _REUSE else None
     started = hub.started if hub is not None else 0
 
-    playing = None if _PLAYING is None else _PLAYING / f"{spec.match_id}-{spec.game_numbers[0]}.json"
+    playing = None
+    if _NOTES is not None and (_NOTES / PLAYING_DIR).is_dir():
+        playing = _NOTES / PLAYING_DIR / f"{spec.match_id}-{spec.game_numbers[0]}.json"
 
     def on_game(record: GameRecord) -> None:
         if playing is not None:
@@ -148,8 +149,7 @@ def play_task(spec: MatchSpec) -> list[str]:
 
     try:
         write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
-        watched = note is not None or playing is not None
-        records = run_match(spec, on_game=on_game, on_move=on_move if watched else None, hub=hub)
+        records = run_match(spec, on_game=on_game, on_move=on_move if note is not None else None, hub=hub)
         return [record.to_json() for record in records]
     finally:
         if note is not None:
@@ -175,6 +175,16 @@ def show_playing(path: Path, record: GameRecord) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _playing_dir(out: Path, notes: Path) -> Path:
+    """out/PLAYING_DIR, emptied (what a killed run left is stale; the run holds the lock), and
+    linked from the notes' directory, where the default pool's workers find it."""
+    playing = out / PLAYING_DIR
+    shutil.rmtree(playing, ignore_errors=True)
+    playing.mkdir(exist_ok=True)
+    (notes / PLAYING_DIR).symlink_to(playing.resolve(), target_is_directory=True)
+    return playing
 
 
 def _note_path(directory: Path, spec: MatchSpec) -> Path:
@@ -245,13 +255,12 @@ def _worker_hub() -> Any:
     return _HUB
 
 
-def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True,
-                 playing: Path | None = None) -> None:
-    """Worker initializer: keep the stream, the directories of the notes and of the games in progress
-    and whether to keep bots, and if the parent dies (even by kill -9), interrupt the running match
-    so the referee stops its bots, then leave; the next run replays the lost games."""
-    global _STREAM, _NOTES, _REUSE, _PLAYING
-    _STREAM, _NOTES, _REUSE, _PLAYING = stream, notes, reuse, playing
+def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None, reuse: bool = True) -> None:
+    """Worker initializer: keep the stream, the notes' directory and whether to keep bots, and if the
+    parent dies (even by kill -9), interrupt the running match so the referee stops its bots, then
+    leave; the next run replays the lost games."""
+    global _STREAM, _NOTES, _REUSE
+    _STREAM, _NOTES, _REUSE = stream, notes, reuse
 
     def watch() -> None:
         while os.getppid() == parent_pid:
@@ -437,14 +446,11 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         pending = list(specs)
         kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
         notes = Path(tempfile.mkdtemp(prefix="arena-notes-"))
-        playing = out / PLAYING_DIR  # under the lock: what a killed run left is stale
-        shutil.rmtree(playing, ignore_errors=True)
-        playing.mkdir()
+        playing = _playing_dir(out, notes)
         try:
             while pending:
                 stored_before = summary.stored
-                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept, notes,
-                            playing)
+                _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept, notes)
                 pending = []
                 if tournament.format == "swiss" and summary.stored > stored_before and not summary.failures:
                     pending = plan(tournament, store.stored_numbers(), store.pairing_results())
@@ -470,8 +476,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
 
 def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
                 executor: Executor | None, task: Callable[[MatchSpec], list[str]], summary: RunSummary,
-                bar: Progress, reuse: bool, kept: list[Any], notes: Path,
-                playing: Path | None = None) -> None:
+                bar: Progress, reuse: bool, kept: list[Any], notes: Path) -> None:
     """Play `pending` through the executor, committing each game. The default pool is made on first
     use and left in `kept` (pool, stream) for the next call, so its workers keep their bots. When a
     worker dies, the tasks that were running become suspects, each replayed alone in a pool of one
@@ -491,11 +496,11 @@ def _play_specs(store: Store, pending: list[MatchSpec], concurrency: int,
             _note_path(notes, spec).unlink(missing_ok=True)
         if solo:
             stream = multiprocessing.get_context("spawn").Queue()
-            pool = _make_pool(1, stream, notes, reuse=False, playing=playing)
+            pool = _make_pool(1, stream, notes, reuse=False)
         elif own:
             if not kept:
                 queue_ = multiprocessing.get_context("spawn").Queue()
-                kept += [_make_pool(concurrency, queue_, notes, reuse, playing), queue_]
+                kept += [_make_pool(concurrency, queue_, notes, reuse), queue_]
             pool, stream = kept
         else:
             pool, stream = executor, None
@@ -604,10 +609,9 @@ def exclusive(path: Path, name: str) -> Iterator[None]:
 
 
 def _make_pool(concurrency: int, stream: Any = None, notes: Path | None = None,
-               reuse: bool = True, playing: Path | None = None) -> ProcessPoolExecutor:
+               reuse: bool = True) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=concurrency, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_init_worker,
-                               initargs=(os.getpid(), stream, notes, reuse, playing))
+                               initializer=_init_worker, initargs=(os.getpid(), stream, notes, reuse))
 
 
 _RECORD_FIELDS = {f.name for f in dataclasses.fields(GameRecord)}
