@@ -62,7 +62,6 @@ __all__ = [
     "Progress", "RunSummary", "Tournament", "TournamentError", "Turn", "WORKER_DEATHS_PER_GAME",
     "check_resumable", "duration", "exclusive", "from_dict", "load", "plan", "play_task", "read_note", "run",
     "sealed", "seat_to_move", "store_results", "worker_death_record",
-    "PLAYING_DIR", "show_playing",
 ]
 
 LOCK_NAME = "run.lock"
@@ -143,9 +142,9 @@ def play_task(spec: MatchSpec) -> list[str]:
             os.pwrite(note, json.dumps(dataclasses.asdict(turn)).encode().ljust(_NOTE_BYTES), 0)
 
     def on_move(record: GameRecord, move: Any, state: Any) -> None:
-        write(Turn(record.game_id, state.ply, state.seat))
         if playing is not None:
             show_playing(playing, record)
+        write(Turn(record.game_id, state.ply, state.seat))
 
     try:
         write(Turn(spec.game_id(spec.game_numbers[0]), -1, -1))
@@ -446,8 +445,8 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         pending = list(specs)
         kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
         notes = Path(tempfile.mkdtemp(prefix="arena-notes-"))
-        playing = _playing_dir(out, notes)
         try:
+            _playing_dir(out, notes)
             while pending:
                 stored_before = summary.stored
                 _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept, notes)
@@ -466,7 +465,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
             if kept:  # interrupted: do not wait for the matches still running
                 kept[0].shutdown(wait=False, cancel_futures=True)
             shutil.rmtree(notes, ignore_errors=True)
-            shutil.rmtree(playing, ignore_errors=True)
+            shutil.rmtree(out / PLAYING_DIR, ignore_errors=True)
         bar.show(final=True)
         summary.wall_s = time.monotonic() - started
         if executor is None and summary.stored and not summary.interrupted and not summary.failures:
