@@ -26,6 +26,8 @@ SITE_DIR_NAME = "site"
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
+BOARDS = sorted(p.stem for p in (STATIC / "boards").glob("*.js") if p.stem != "svg")
+"""The games with a board module (games.html draws the games in progress with it)."""
 FORMAT_NAMES = {"round_robin": "round robin", "": "round robin"}
 
 
@@ -80,6 +82,7 @@ class SiteBuilder:
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.filters["num"] = _num
         self.env.filters["secs"] = _secs
+        self.env.filters["botfile"] = model.safe_name
         self._game_pages: dict[str, str] = {}
         self._written: list[Path] = []
         self.games_count = 0
@@ -113,7 +116,7 @@ class SiteBuilder:
                      columns=_columns(table), cross=_cross(cross, games), elo_note=model.ELO_NOTE,
                      sb_note=model.SB_NOTE, forfeit_reasons=model.forfeit_reasons(games), **common)
         self._render("games.html", "games.html", root="", live=True, games=rows,
-                     bots=list(table["bot"]), **common)
+                     bots=list(table["bot"]), boards=BOARDS, **common)
         commands = {b["name"]: _command_text(b.get("command")) for b in fingerprint.get("bots", [])}
         limit = model.per_move_limit(fingerprint.get("time_control", ""))
         for row in standing_rows:
@@ -241,10 +244,25 @@ def _cross(cross, games: list[StoredGame]) -> dict[str, Any]:
         for opp in names:
             value = cross.at[me, opp]
             n = played.get((me, opp), 0)
-            cells.append({"self": me == opp, "points": None if value != value else value, "games": n,
+            got = None if value != value else value
+            cells.append({"self": me == opp, "points": got, "games": n, "opponent": opp,
+                          "text": f"{_halves(got or 0.0)} of {n}", "tone": _tone(got or 0.0, n),
                           "pairing": pairing.get(frozenset((me, opp)), "")})
         rows.append({"bot": me, "file": model.safe_name(me), "cells": cells})
     return {"names": names, "rows": rows}
+
+
+def _halves(points: float) -> str:
+    """Points as a crosstable cell says them: "1", "½", "1½" (never "1/2", which reads as a draw)."""
+    whole, half = divmod(round(points * 2), 2)
+    return (str(whole) if whole or not half else "") + ("½" if half else "")
+
+
+def _tone(points: float, games: int) -> str:
+    """"ahead", "even" or "behind": how the row bot did against the column bot (the cell's colour)."""
+    if not games:
+        return ""
+    return "ahead" if points * 2 > games else "behind" if points * 2 < games else "even"
 
 
 def _command_text(command: Any) -> str:

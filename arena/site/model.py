@@ -6,16 +6,21 @@ forfeit's `both`) are read defensively: missing means not shown, or "unknown".
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import math
+import os
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import rules
 from arena.match.clock import TimeControl
 from arena.match.movefile import format_moves, record_header
 from arena.match.records import GameRecord
+from arena.tournament.runner import LOCK_NAME, PLAYING_DIR
 from arena.tournament.store import StoredGame
 
 MAX_INFO_ITEMS = 8
@@ -373,3 +378,43 @@ def isolation_summary(games: list[StoredGame]) -> str:
 def forfeit_reasons(games: list[StoredGame]) -> list[tuple[str, int]]:
     counts = Counter(f["reason"] for g in games for f in forfeits(g.record))
     return sorted(counts.items())
+
+
+# --- games in progress (arena serve) ---
+
+def playing_files(results_dir: str | Path) -> list[Path]:
+    """The files of the games a run is playing now (arena.tournament.runner.PLAYING_DIR); none when
+    no run holds the results directory's lock (files a killed run left behind are not shown)."""
+    return sorted((Path(results_dir) / PLAYING_DIR).glob("*.json")) if run_in_progress(results_dir) else []
+
+
+def run_in_progress(results_dir: str | Path) -> bool:
+    """Whether a run holds the lock of `results_dir` (the kernel drops it when the run dies)."""
+    try:
+        fd = os.open(Path(results_dir) / LOCK_NAME, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
+def playing_game(path: Path) -> dict[str, Any] | None:
+    """A game in progress as the live view draws it: players, the last move and the positions
+    before and after it (wire states); None if the file is gone, half written or does not play."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        moves = [str(m) for m in data["start_moves"]] + [str(m) for m in data["moves"]]
+        players = [str(p) for p in data["players"]]
+        game = rules.load(str(data["game"]), **data["params"])
+        states = game.positions(moves)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return {"game_id": str(data["game_id"]), "game": str(data["game"]), "players": players,
+            "files": [safe_name(p) for p in players], "ply": len(moves), "move": moves[-1] if moves else None,
+            "before": states[-2].to_wire() if len(states) > 1 else None, "state": states[-1].to_wire(),
+            "started_at": str(data.get("started_at", ""))}

@@ -1,11 +1,13 @@
 """`arena serve`: the site on http://127.0.0.1:PORT/, rebuilt whenever the results database changes.
 
 A watcher thread looks at results.sqlite (and its WAL) every POLL_S seconds and rebuilds the site
-when they changed. The server answers /live.json ({"version": games stored}) from memory and adds
-one line to every HTML page it sends (`window.ARENA_LIVE`), so the index, games and bot pages poll
-live.json and reload themselves when a game was added; the files on disk stay exactly what
-`arena publish` writes. Bound to the loopback interface only: a results site is published by
-copying the directory, not by exposing this server.
+when they changed, and reads the games a run is playing now (the run's `playing/` files). The
+server answers /live.json ({"version": games stored, "playing": [games in progress]}) from memory
+and adds one line to every HTML page it sends (`window.ARENA_LIVE`), so the index, games and bot
+pages poll live.json: when a game was added they fetch their own page again and put its new parts
+in place (filters, sorting and scroll stay), and games.html draws the games in progress; the files
+on disk stay exactly what `arena publish` writes. Bound to the loopback interface only: a results
+site is published by copying the directory, not by exposing this server.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TextIO
 
+from arena.site import model
 from arena.site.build import SiteBuilder, SiteError, check_out, default_out
 from arena.tournament.store import DB_NAME
 
@@ -35,6 +38,9 @@ class LiveSite:
         self.builder = builder
         self.log = log
         self.version = 0
+        self.playing: list[dict] = []
+        """The games in progress (model.playing_game), the last stored games left out."""
+        self._seen: dict[Path, tuple] = {}
         self._stamp: tuple = ()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -52,8 +58,10 @@ class LiveSite:
         return tuple(out)
 
     def refresh(self) -> bool:
-        """Rebuild if the database changed since the last build; True if the site changed."""
+        """Rebuild if the database changed since the last build; True if the site changed. The
+        games in progress are read again either way."""
         with self._lock:
+            self._read_playing()
             stamp = self._db_stamp()
             if stamp == self._stamp:
                 return False
@@ -68,6 +76,28 @@ class LiveSite:
             changed = self.builder.games_count != self.version
             self.version = self.builder.games_count
             return changed
+
+    def _read_playing(self) -> None:
+        """Read the files of the games in progress that changed (each is rewritten after a move)."""
+        seen: dict[Path, tuple] = {}
+        playing = []
+        for path in model.playing_files(self.builder.results_dir):
+            try:
+                s = path.stat()
+            except OSError:
+                continue
+            stamp = (s.st_mtime_ns, s.st_size)
+            old = self._seen.get(path)
+            game = old[1] if old is not None and old[0] == stamp else model.playing_game(path)
+            if game is not None:
+                seen[path] = (stamp, game)
+                playing.append(game)
+        self._seen = seen
+        self.playing = playing
+
+    def state(self) -> dict:
+        """What /live.json answers."""
+        return {"version": self.version, "playing": self.playing}
 
     def start_watching(self, poll_s: float = POLL_S) -> None:
         def loop() -> None:
@@ -91,18 +121,20 @@ class _Handler(SimpleHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         if path == "/live.json":
-            self._send(json.dumps({"version": self.live.version}).encode(), "application/json")
+            self._send(json.dumps(self.live.state()).encode(), "application/json")
             return
         if path.endswith("/"):
             path += "index.html"
         if path.endswith(".html"):
+            version = self.live.version  # before the read: the page is at least this new
             file = Path(self.translate_path(path))
             try:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 super().do_GET()
                 return
-            hook = f"<script>window.ARENA_LIVE = {{\"poll_ms\": {PAGE_POLL_MS}}};</script>\n</head>"
+            live = json.dumps({"poll_ms": PAGE_POLL_MS, "version": version})
+            hook = f"<script>window.ARENA_LIVE = {live};</script>\n</head>"
             self._send(text.replace("</head>", hook, 1).encode("utf-8"), "text/html; charset=utf-8")
             return
         super().do_GET()

@@ -68,6 +68,11 @@ __all__ = [
 ]
 
 LOCK_NAME = "run.lock"
+PLAYING_DIR = "playing"
+"""In the results directory while a run plays: one JSON file per game in progress (its id, game,
+params, players and the moves so far), rewritten after every move by the worker playing it and
+removed when the game ends, so that `arena serve` can show games as they are played. The workers
+find it as <notes>/playing, a link the run makes in the directory of the progress notes."""
 WORKER_DEATHS_PER_GAME = 2
 """A game whose worker process died this many times while it ran alone is recorded as `aborted`."""
 _PARENT_POLL_S = 0.5
@@ -140,7 +145,13 @@ def _play_task(spec: MatchSpec) -> list[str]:
     hub = _worker_hub() if stream is not None and _REUSE else None
     started = hub.started if hub is not None else 0
 
+    playing = None
+    if _NOTES is not None and (_NOTES / PLAYING_DIR).is_dir():
+        playing = _NOTES / PLAYING_DIR / f"{spec.match_id}-{spec.game_numbers[0]}.json"
+
     def on_game(record: GameRecord) -> None:
+        if playing is not None:
+            playing.unlink(missing_ok=True)
         if stream is not None:
             try:
                 stream.put((spec.match_id, record.to_json()))
@@ -155,6 +166,8 @@ def _play_task(spec: MatchSpec) -> list[str]:
             os.pwrite(note, json.dumps(dataclasses.asdict(turn)).encode().ljust(_NOTE_BYTES), 0)
 
     def on_move(record: GameRecord, move: Any, state: Any) -> None:
+        if playing is not None:
+            show_playing(playing, record)
         write(Turn(record.game_id, state.ply, state.seat))
         if _STOPPING:  # interrupted, but the interrupt was lost (see _on_unraisable)
             raise KeyboardInterrupt
@@ -170,11 +183,37 @@ def _play_task(spec: MatchSpec) -> list[str]:
             shutil.rmtree(workdir, ignore_errors=True)
         if note is not None:
             os.close(note)
+        if playing is not None:
+            playing.unlink(missing_ok=True)
         if hub is not None and stream is not None:
             try:
                 stream.put((BOT_STARTS, json.dumps({"bot_starts": hub.started - started})))
             except Exception:  # a count for the benchmarks only
                 pass
+
+
+def show_playing(path: Path, record: GameRecord) -> None:
+    """Write the game in progress `record` to `path` (PLAYING_DIR) in one atomic replace; a failure
+    only costs the live view this move."""
+    data = {"game_id": record.game_id, "game": record.game, "params": record.params,
+            "players": list(record.players), "start_moves": list(record.start_moves),
+            "moves": [m.move for m in record.moves], "started_at": record.started_at}
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _playing_dir(out: Path, notes: Path) -> Path:
+    """out/PLAYING_DIR, emptied (what a killed run left is stale; the run holds the lock), and
+    linked from the notes' directory, where the default pool's workers find it."""
+    playing = out / PLAYING_DIR
+    shutil.rmtree(playing, ignore_errors=True)
+    playing.mkdir(exist_ok=True)
+    (notes / PLAYING_DIR).symlink_to(playing.resolve(), target_is_directory=True)
+    return playing
 
 
 def _note_path(directory: Path, spec: MatchSpec) -> Path:
@@ -509,6 +548,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
         kept: list[Any] = []  # the default pool and its stream, kept from one Swiss round to the next
         notes = scratch.make("notes")
         try:
+            _playing_dir(out, notes)
             while pending:
                 stored_before = summary.stored
                 _play_specs(store, pending, concurrency, executor, task, summary, bar, reuse, kept, notes)
@@ -527,6 +567,7 @@ def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor
             if kept:  # interrupted between rounds, or while the workers ended
                 stop(kept[0])
             shutil.rmtree(notes, ignore_errors=True)
+            shutil.rmtree(out / PLAYING_DIR, ignore_errors=True)
         bar.show(final=True)
         summary.wall_s = time.monotonic() - started
         if executor is None and summary.stored and not summary.interrupted and not summary.failures:
