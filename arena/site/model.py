@@ -102,7 +102,8 @@ def isolation(record: GameRecord) -> str:
 def moves_text(text: str) -> str:
     """A text of the referee's as the pages show it: "ply N" (counted from 0, as the record's `ply`)
     becomes "move N+1", the game page's count (its first move is move 1, as the rules' errors say)."""
-    return re.sub(r"\bply (\d+)\b", lambda m: f"move {int(m.group(1)) + 1}", text)
+    text = re.sub(r"\bno move for ply (\d+)\b", lambda m: f"no answer for move {int(m.group(1)) + 1}", text)
+    return re.sub(r"\b(?:the move for )?ply (\d+)\b", lambda m: f"move {int(m.group(1)) + 1}", text)
 
 
 def split_printed(detail: str) -> tuple[str, str]:
@@ -363,7 +364,23 @@ def log_blocks(text: str) -> list[dict[str, Any]]:
             blocks.append(by_text[trace])
         i = j
     flush()
+    if len(blocks) > 1 and not blocks[0]["trace"]:  # a log kept from its end may start inside a traceback
+        for block in blocks[1:]:
+            if block["trace"] and _ends(block["text"], blocks[0]["text"]):
+                block["count"] += 1
+                blocks.pop(0)
+                break
     return blocks
+
+
+def _ends(trace: str, fragment: str) -> bool:
+    """Whether `fragment` is the end of `trace`, its first line possibly cut (and marked "..." or "…")."""
+    whole, part = trace.splitlines(), fragment.splitlines()
+    if not part or len(part) > len(whole):
+        return False
+    first = part[0].lstrip(".…")
+    return whole[len(whole) - len(part) + 1:] == part[1:] and bool(first) and \
+        whole[len(whole) - len(part)].endswith(first)
 
 
 def game_logs(record: GameRecord) -> list[dict[str, Any]]:
