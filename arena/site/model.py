@@ -396,19 +396,6 @@ def game_logs(record: GameRecord) -> list[dict[str, Any]]:
     return out
 
 
-def group_forfeits(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Forfeits with the same reason and detail once, with their games (a bot that never starts
-    fails every game the same way): [{"reason", "summary", "printed", "last", "games": [...]}],
-    in the order of their first game. Each item needs "reason", "detail", "game_id" and "file"."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    for f in items:
-        key = (f["reason"], f["detail"])
-        if key not in groups:
-            groups[key] = {**_shown_forfeit(f), "games": []}
-        groups[key]["games"].append({"game_id": f.get("game_id", ""), "file": f.get("file", "")})
-    return list(groups.values())
-
-
 def neighbours(stored: list[StoredGame]) -> dict[str, tuple[GameRow | None, GameRow | None]]:
     """game id -> (the previous game, the next game) in the games page's order."""
     rows = [game_row(g) for g in stored]

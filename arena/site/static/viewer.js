@@ -44,6 +44,9 @@
     list.appendChild(li);
   });
 
+  // a block that may scroll must take the keyboard's focus (to scroll it without a mouse)
+  const scrollable = (node) => { node.tabIndex = 0; return node; };
+
   // a traceback as a collapsible monospace block; its summary is the exception line
   function traceBlock(trace) {
     const details = text("details", undefined, "trace");
@@ -51,7 +54,7 @@
     summary.appendChild(text("span", trace.last, "mono"));
     if (trace.moves.length > 1) summary.appendChild(text("span", ` × ${trace.moves.length} moves`, "count"));
     details.appendChild(summary);
-    details.appendChild(text("pre", trace.text, "trace"));
+    details.appendChild(scrollable(text("pre", trace.text, "trace")));
     return details;
   }
 
@@ -87,7 +90,7 @@
     const add = (key, value) => {
       dl.appendChild(text("dt", key));
       const dd = text("dd");
-      if (typeof value === "string" && value.includes("\n")) dd.appendChild(text("pre", value, "trace"));
+      if (typeof value === "string" && value.includes("\n")) dd.appendChild(scrollable(text("pre", value, "trace")));
       else dd.textContent = value;
       dl.appendChild(dd);
     };
@@ -145,11 +148,12 @@
   });
   window.addEventListener("hashchange", () => show(fromHash()));
   document.addEventListener("keydown", (e) => {
-    // the browser's own shortcuts (Alt+Left is Back, Ctrl/Cmd+arrows move the caret...) stay the browser's
+    // the browser's own shortcuts (Alt+Left is Back, Ctrl/Cmd+arrows move the caret...) stay the
+    // browser's, and so do the arrows in a form field or a scrolling traceback
     if (e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || e.defaultPrevented) return;
     const target = e.target;
     if (target && target !== slider &&
-        (["INPUT", "SELECT", "TEXTAREA", "SUMMARY"].includes(target.tagName) || target.isContentEditable)) return;
+        (["INPUT", "SELECT", "TEXTAREA", "PRE"].includes(target.tagName) || target.isContentEditable)) return;
     const keys = {ArrowLeft: () => show(ply - 1), ArrowRight: () => show(ply + 1), Home: () => show(0), End: () => show(last)};
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
