@@ -247,6 +247,12 @@ def test_a_bots_tracebacks_are_whole_collapsible_marked_and_shown_once(sites, br
     assert not log.find_elements("css selector", "pre.log")  # nothing else in it
     assert errors_in_log(browser) == []
     screenshot(browser, shots / "site-game-errors.png")
+    try:  # open, the blocks scroll inside the page, not the page sideways
+        browser.set_window_size(PHONE_PX, PHONE_HEIGHT_PX)
+        browser.execute_script("document.querySelectorAll('details').forEach(e => e.open = true)")
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        browser.set_window_size(WIDE_PX, HEIGHT_PX)
 
 
 def test_a_bot_that_never_starts_shows_what_it_printed_whole(sites, browser):
@@ -265,6 +271,12 @@ def test_a_bot_that_never_starts_shows_what_it_printed_whole(sites, browser):
         assert browser.page_source.count("SyntaxError: ") >= 1
         text = browser.find_element("css selector", ".forfeit-line p").text
         assert "it printed" not in text and "\n" not in text
+    try:
+        browser.set_window_size(PHONE_PX, PHONE_HEIGHT_PX)
+        browser.execute_script("document.querySelectorAll('details').forEach(e => e.open = true)")
+        assert browser.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        browser.set_window_size(WIDE_PX, HEIGHT_PX)
 
 
 # --- 5. marks, captured stones, domes ---

@@ -25,8 +25,11 @@ MAX_PV_MOVES = 12
 MAX_TEXT_CHARS = 300
 """Longest one-line string of a bot's info kept on a game page."""
 MAX_TRACE_CHARS = 8000
-"""Longest traceback kept on a game page (an info's `error`, any string of several lines, a bot's
-log of the game): its last characters, where the exception is."""
+"""Longest traceback kept on a game page (an info's `error`, shown once however many moves raised
+it; a bot's log of the game): its last characters, where the exception is."""
+MAX_LINES_CHARS = 2000
+"""Longest info string of several lines kept on a game page, newlines kept (one per move: a
+chatty bot must not make the page huge)."""
 PRINTED = "; it printed:\n"
 """What the referee puts between a forfeit's reason and the last lines the bot printed."""
 TRACEBACK_START = "Traceback (most recent call last):"
@@ -180,8 +183,10 @@ def compact_info(info: Any) -> dict[str, Any]:
                             for c in good[:MAX_INFO_ITEMS]]
                 if len(good) > MAX_INFO_ITEMS:
                     out["more candidates"] = len(good) - MAX_INFO_ITEMS
-        elif isinstance(value, str) and (key == "error" or "\n" in value.strip()):
+        elif isinstance(value, str) and key == "error":
             out[key] = tail(value, MAX_TRACE_CHARS)
+        elif isinstance(value, str) and "\n" in value.strip():
+            out[key] = tail(value, MAX_LINES_CHARS)
         else:
             out[key] = _plain(value)
     return out
