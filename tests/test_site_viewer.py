@@ -106,6 +106,7 @@ def test_on_a_phone_stepping_keeps_the_board_and_its_controls_in_view(sites, bro
         for button in buttons:
             size = rect(browser, button)
             assert min(size["width"], size["height"]) >= MIN_TAP_PX, (button.get_attribute("id"), size)
+        assert all(in_view(browser, b) for b in buttons)  # on screen from the start, board or not
         # as a person does: scroll until the board is at the top, then tap "next" again and again
         browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", board)
         assert in_view(browser, board) and all(in_view(browser, b) for b in buttons)
