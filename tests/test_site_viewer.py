@@ -355,6 +355,8 @@ def test_captured_fanorona_stones_are_shown_leaving(sites, browser, shots):
             assert sorted(at for kind, at in kinds if kind == "captured") == taken
             path = g.record.move_list()[n - 1].split("-")
             assert ("from", path[0]) in kinds and ("to", re.sub("[AW]$", "", path[-1])) in kinds
+            said = re.search(r"captured ([A-Z0-9 ]+)", browser.find_element("id", "move-info").text)
+            assert said and sorted(said.group(1).split()) == taken
             if seen == 1:
                 screenshot(browser, shots / "site-game-fanorona-captured.png")
             if n < len(states) - 1:  # a move later they are gone

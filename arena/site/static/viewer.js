@@ -70,7 +70,11 @@
     const who = data.players[p.seat];
     infoBox.appendChild(text("p", `Move ${n}: ${who} (seat ${p.seat}) played ${p.move}` +
       (p.start ? " (a start move)" : ` in ${secs(p.time_s)}` + (data.limit_s ? ` of ${secs(data.limit_s)}` : ""))));
-    if (marks.length) infoBox.appendChild(text("p", marks.map((m) => `${m.kind} ${m.at}`).join(", "), "marks"));
+    if (marks.length) {  // "from C3, to B3, build A3"; "to 3E 4E" (a domino); "captured D2 E2"
+      const kinds = new Map();
+      for (const m of marks) kinds.set(m.kind, [...(kinds.get(m.kind) || []), m.at]);
+      infoBox.appendChild(text("p", Array.from(kinds, ([kind, cells]) => `${kind} ${cells.join(" ")}`).join(", "), "marks"));
+    }
     if (!p.start && data.limit_s) {
       const bar = text("div", undefined, "timebar");
       const fill = text("span");
