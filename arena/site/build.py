@@ -121,7 +121,7 @@ class SiteBuilder:
             page = model.bot_page(row["bot"], commands.get(row["bot"], ""), row, games, limit)
             self._render(f"bots/{model.safe_name(row['bot'])}.html", "bot.html", root="../", live=True,
                          bot=page, **common)
-        around = model.neighbours(games)
+        around = model.neighbours(rows)
         for g in games:
             self._game(g, around[g.record.game_id], common)
         return list(self._written)

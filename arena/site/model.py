@@ -299,17 +299,17 @@ def game_page(stored: StoredGame) -> dict[str, Any]:
         plies.append({"seat": seat, "move": move, "start": True})
     for m in r.moves:
         info = compact_info(m.info)
-        ply: dict[str, Any] = {"seat": m.seat, "move": m.move, "time_s": round(m.time_s, 4), "info": info}
+        entry: dict[str, Any] = {"seat": m.seat, "move": m.move, "time_s": round(m.time_s, 4), "info": info}
         error = info.pop("error", None)
         if error not in (None, "", False):
             key = (m.seat, str(error))
             if key not in seen:
                 seen[key] = len(traces)
-                traces.append({"seat": m.seat, "bot": _player(r, m.seat), "text": str(error),
+                traces.append({"seat": m.seat, "bot": r.players[m.seat], "text": str(error),
                                "last": last_line(str(error)), "moves": []})
-            ply["trace"] = seen[key]
+            entry["trace"] = seen[key]
             traces[seen[key]]["moves"].append(len(plies) + 1)
-        plies.append(ply)
+        plies.append(entry)
     return {
         "game_id": r.game_id, "game": r.game, "params": r.params, "players": list(r.players),
         "result": result(r), "result_words": result_words(r), "reason": r.reason,
@@ -317,10 +317,6 @@ def game_page(stored: StoredGame) -> dict[str, Any]:
         "clock": describe_clock(r.time_control), "start_plies": start, "plies": plies, "traces": traces,
         "states": states, "problem": problem,
     }
-
-
-def _player(record: GameRecord, seat: Any) -> str:
-    return record.players[seat] if seat in (0, 1) else "both"
 
 
 def _shown_forfeit(f: dict[str, Any]) -> dict[str, Any]:
@@ -383,9 +379,8 @@ def _ends(trace: str, fragment: str) -> bool:
     whole, part = trace.splitlines(), fragment.splitlines()
     if not part or len(part) > len(whole):
         return False
-    first = part[0].lstrip(".…")
-    return whole[len(whole) - len(part) + 1:] == part[1:] and bool(first) and \
-        whole[len(whole) - len(part)].endswith(first)
+    first, start = part[0].lstrip(".…"), len(whole) - len(part)
+    return bool(first) and whole[start].endswith(first) and whole[start + 1:] == part[1:]
 
 
 def game_logs(record: GameRecord) -> list[dict[str, Any]]:
@@ -401,9 +396,8 @@ def game_logs(record: GameRecord) -> list[dict[str, Any]]:
     return out
 
 
-def neighbours(stored: list[StoredGame]) -> dict[str, tuple[GameRow | None, GameRow | None]]:
-    """game id -> (the previous game, the next game) in the games page's order."""
-    rows = [game_row(g) for g in stored]
+def neighbours(rows: list[GameRow]) -> dict[str, tuple[GameRow | None, GameRow | None]]:
+    """game id -> (the previous game, the next game), `rows` in the games page's order."""
     return {row.game_id: (rows[i - 1] if i > 0 else None, rows[i + 1] if i + 1 < len(rows) else None)
             for i, row in enumerate(rows)}
 
