@@ -353,8 +353,10 @@ def test_bot_page_shows_results_time_and_games(sites, browser, shots):
     detail = forfeited.forfeit["detail"]
     browser.get(url(site / "bots" / "crasher.html"))
     assert detail and detail in browser.find_element("id", "forfeits").text
-    browser.get(url(site / "games" / f"{forfeited.game_id}.html"))
-    assert detail in browser.find_element("tag name", "body").text
+    browser.get(url(site / "games" / f"{forfeited.game_id}.html"))  # in the viewer's move numbers
+    ply = int(re.search(r"ply (\d+)", detail).group(1))
+    shown = detail.replace(f"ply {ply}", f"move {ply + 1}")
+    assert shown in browser.find_element("tag name", "body").text
     assert errors_in_log(browser) == []
 
 

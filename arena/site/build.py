@@ -83,7 +83,8 @@ class SiteBuilder:
         self.env.filters["num"] = _num
         self.env.filters["secs"] = _secs
         self.env.filters["botfile"] = model.safe_name
-        self._game_pages: dict[str, str] = {}
+        self._game_pages: dict[str, tuple[tuple[str | None, str | None], str]] = {}
+        """game id -> (its previous and next game's ids, its page)."""
         self._written: list[Path] = []
         self.games_count = 0
         """Games in the last build (the live version `arena serve` gives its pages)."""
@@ -123,23 +124,31 @@ class SiteBuilder:
             page = model.bot_page(row["bot"], commands.get(row["bot"], ""), row, games, limit)
             self._render(f"bots/{model.safe_name(row['bot'])}.html", "bot.html", root="../", live=True,
                          bot=page, **common)
+        around = model.neighbours(rows)
         for g in games:
-            self._game(g, common)
+            self._game(g, around[g.record.game_id], common)
         return list(self._written)
 
-    def _game(self, g: StoredGame, common: dict[str, Any]) -> None:
+    def _game(self, g: StoredGame, around: tuple[model.GameRow | None, model.GameRow | None],
+              common: dict[str, Any]) -> None:
         stem = model.safe_name(g.record.game_id)
         self._write(f"records/{stem}.json", json.dumps(g.record.to_dict(), indent=1, sort_keys=True) + "\n")
         moves = model.move_file_text(g.record)
         if moves is not None:
             self._write(f"records/{stem}.txt", moves)
-        page = self._game_pages.get(g.record.game_id)
-        if page is None:
+        previous, following = around
+        key = (previous.game_id if previous else None, following.game_id if following else None)
+        known, page = self._game_pages.get(g.record.game_id, (None, None))
+        if page is None or known != key:  # a stored game never changes; its neighbours may
             data = model.game_page(g)
             page = self.env.get_template("game.html").render(
                 root="../", live=False, g=data, row=model.game_row(g), data_json=_json_for_script(data),
-                stem=stem, has_moves=moves is not None, **common)
-            self._game_pages[g.record.game_id] = page
+                stem=stem, has_moves=moves is not None, logs=model.game_logs(g.record),
+                max_trace_chars=model.MAX_TRACE_CHARS,
+                previous=previous, following=following,
+                bot_files=[model.safe_name(p) for p in g.record.players],
+                **common)
+            self._game_pages[g.record.game_id] = (key, page)
         self._write(f"games/{stem}.html", page)
 
     def _render(self, path: str, template: str, **context: Any) -> None:

@@ -10,6 +10,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,7 +28,16 @@ MAX_INFO_ITEMS = 8
 """Candidates shown per move (best first), like the terminal replay."""
 MAX_PV_MOVES = 12
 MAX_TEXT_CHARS = 300
-"""Longest string of a bot's info kept on a game page."""
+"""Longest one-line string of a bot's info kept on a game page."""
+MAX_TRACE_CHARS = 8000
+"""Longest traceback kept on a game page (an info's `error`, shown once however many moves raised
+it; a bot's log of the game): its last characters, where the exception is."""
+MAX_LINES_CHARS = 2000
+"""Longest info string of several lines kept on a game page, newlines kept (one per move: a
+chatty bot must not make the page huge)."""
+PRINTED = "; it printed:\n"
+"""What the referee puts between a forfeit's reason and the last lines the bot printed."""
+TRACEBACK_START = "Traceback (most recent call last):"
 LOG_TAIL_LINES = 20
 """Lines of a bot's log shown per game on its page."""
 DOUBLE_FORFEIT = "double_forfeit"
@@ -95,6 +105,19 @@ def isolation(record: GameRecord) -> str:
     """"sandbox", "none: <why>", or "" when the record does not say (issue 12)."""
     value = getattr(record, "isolation", "")
     return value if isinstance(value, str) else ""
+
+
+def moves_text(text: str) -> str:
+    """A text of the referee's as the pages show it: "ply N" (counted from 0, as the record's `ply`)
+    becomes "move N+1", the game page's count (its first move is move 1, as the rules' errors say)."""
+    text = re.sub(r"\bno move for ply (\d+)\b", lambda m: f"no answer for move {int(m.group(1)) + 1}", text)
+    return re.sub(r"\b(?:the move for )?ply (\d+)\b", lambda m: f"move {int(m.group(1)) + 1}", text)
+
+
+def split_printed(detail: str) -> tuple[str, str]:
+    """A forfeit's detail as (what happened, what the bot printed before it failed, or "")."""
+    head, sep, printed = detail.partition(PRINTED)
+    return (head, printed) if sep else (detail, "")
 
 
 def forfeits(record: GameRecord) -> list[dict[str, Any]]:
@@ -165,9 +188,22 @@ def compact_info(info: Any) -> dict[str, Any]:
                             for c in good[:MAX_INFO_ITEMS]]
                 if len(good) > MAX_INFO_ITEMS:
                     out["more candidates"] = len(good) - MAX_INFO_ITEMS
+        elif isinstance(value, str) and key == "error":
+            out[key] = tail(value, MAX_TRACE_CHARS)
+        elif isinstance(value, str) and "\n" in value.strip():
+            out[key] = tail(value, MAX_LINES_CHARS)
         else:
             out[key] = _plain(value)
     return out
+
+
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text` from a line start, "…" before when cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[-limit:]
+    newline = cut.find("\n")
+    return "…\n" + (cut[newline + 1:] if 0 <= newline < limit // 4 else cut)
 
 
 def _plain(value: Any) -> Any:
@@ -251,24 +287,124 @@ def game_row(stored: StoredGame) -> GameRow:
 
 
 def game_page(stored: StoredGame) -> dict[str, Any]:
-    """Everything the replay viewer needs, embedded in the game page as JSON."""
+    """Everything the replay viewer needs, embedded in the game page as JSON.
+
+    Plies are numbered as the viewer shows them: move n is `plies[n - 1]`, and `states[n]` the
+    position after it. A move whose info carries an `error` (the bot's own exception) has `trace`,
+    an index into `traces`: each distinct traceback once, with the moves that raised it."""
     r = stored.record
     states, problem = positions(r)
     limit = per_move_limit(r.time_control)
-    plies = []
+    plies: list[dict[str, Any]] = []
+    traces: list[dict[str, Any]] = []
+    seen: dict[tuple[int, str], int] = {}
     start = len(r.start_moves)
     for k, move in enumerate(r.start_moves):
         seat = states[k]["seat"] if k < len(states) else k % 2
         plies.append({"seat": seat, "move": move, "start": True})
     for m in r.moves:
         info = compact_info(m.info)
-        plies.append({"seat": m.seat, "move": m.move, "time_s": round(m.time_s, 4), "info": info})
+        entry: dict[str, Any] = {"seat": m.seat, "move": m.move, "time_s": round(m.time_s, 4), "info": info}
+        error = info.pop("error", None)
+        if error not in (None, "", False):
+            key = (m.seat, str(error))
+            if key not in seen:
+                seen[key] = len(traces)
+                traces.append({"seat": m.seat, "bot": r.players[m.seat], "text": str(error),
+                               "last": last_line(str(error)), "moves": []})
+            entry["trace"] = seen[key]
+            traces[seen[key]]["moves"].append(len(plies) + 1)
+        plies.append(entry)
     return {
         "game_id": r.game_id, "game": r.game, "params": r.params, "players": list(r.players),
         "result": result(r), "result_words": result_words(r), "reason": r.reason,
-        "forfeits": forfeits(r), "limit_s": limit, "clock": describe_clock(r.time_control),
-        "start_plies": start, "plies": plies, "states": states, "problem": problem,
+        "forfeits": [_shown_forfeit(f) for f in forfeits(r)], "limit_s": limit,
+        "clock": describe_clock(r.time_control), "start_plies": start, "plies": plies, "traces": traces,
+        "states": states, "problem": problem,
     }
+
+
+def _shown_forfeit(f: dict[str, Any]) -> dict[str, Any]:
+    """A forfeit as the game page shows it: the detail in the page's move numbers, what the bot
+    printed apart (a block of its own), and that text's last line (the exception, typically)."""
+    head, printed = split_printed(f["detail"])
+    return {**f, "summary": moves_text(head), "printed": printed, "last": last_line(printed)}
+
+
+def last_line(text: str) -> str:
+    """The last non-empty line of `text`: a traceback's exception."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def log_blocks(text: str) -> list[dict[str, Any]]:
+    """A bot's log as blocks to show: each traceback a block of its own (ended by its exception
+    line), the lines between them blocks of plain text; a traceback repeated later is shown once,
+    where it first came, with its count."""
+    blocks: list[dict[str, Any]] = []
+    lines = text.splitlines()
+    plain: list[str] = []
+    by_text: dict[str, dict[str, Any]] = {}
+
+    def flush() -> None:
+        if any(line.strip() for line in plain):
+            blocks.append({"text": "\n".join(plain).strip("\n"), "count": 1, "trace": False, "last": ""})
+        plain.clear()
+
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != TRACEBACK_START:
+            plain.append(lines[i])
+            i += 1
+            continue
+        flush()
+        j = i + 1
+        while j < len(lines) and (lines[j][:1].isspace() or not lines[j].strip()):
+            j += 1
+        j = min(j + 1, len(lines))  # the exception line
+        trace = "\n".join(lines[i:j])
+        if trace in by_text:
+            by_text[trace]["count"] += 1
+        else:
+            by_text[trace] = {"text": trace, "count": 1, "trace": True, "last": last_line(trace)}
+            blocks.append(by_text[trace])
+        i = j
+    flush()
+    if len(blocks) > 1 and not blocks[0]["trace"]:  # a log kept from its end may start inside a traceback
+        for block in blocks[1:]:
+            if block["trace"] and _ends(block["text"], blocks[0]["text"]):
+                block["count"] += 1
+                blocks.pop(0)
+                break
+    return blocks
+
+
+def _ends(trace: str, fragment: str) -> bool:
+    """Whether `fragment` is the end of `trace`, its first line possibly cut (and marked "..." or "…")."""
+    whole, part = trace.splitlines(), fragment.splitlines()
+    if not part or len(part) > len(whole):
+        return False
+    first, start = part[0].lstrip(".…"), len(whole) - len(part)
+    return bool(first) and whole[start].endswith(first) and whole[start + 1:] == part[1:]
+
+
+def game_logs(record: GameRecord) -> list[dict[str, Any]]:
+    """Each seat's log (stderr) of this game, whole up to MAX_TRACE_CHARS, as `log_blocks`."""
+    out = []
+    for seat in (0, 1):
+        log = record.logs.get(str(seat)) if isinstance(record.logs, dict) else None
+        if log and str(log).strip():
+            text = str(log)
+            kept = tail(text, MAX_TRACE_CHARS)
+            out.append({"seat": seat, "bot": record.players[seat], "blocks": log_blocks(kept),
+                        "cut": len(kept) < len(text)})
+    return out
+
+
+def neighbours(rows: list[GameRow]) -> dict[str, tuple[GameRow | None, GameRow | None]]:
+    """game id -> (the previous game, the next game), `rows` in the games page's order."""
+    return {row.game_id: (rows[i - 1] if i > 0 else None, rows[i + 1] if i + 1 < len(rows) else None)
+            for i, row in enumerate(rows)}
 
 
 @dataclass

@@ -10,7 +10,8 @@
       if (!m || !before) return [];
       const row = Number(m[1]), col = S.letters.indexOf(m[2]);
       const vertical = (before.seat === 0) === (before.params.first === "vertical");
-      return vertical ? [`${row}${m[2]}`, `${row + 1}${m[2]}`] : [`${row}${m[2]}`, `${row}${S.letters[col + 1]}`];
+      const cells = vertical ? [`${row}${m[2]}`, `${row + 1}${m[2]}`] : [`${row}${m[2]}`, `${row}${S.letters[col + 1]}`];
+      return cells.map((at) => ({at, kind: "to"}));
     },
     draw(svg, wire, marks) {
       const rows = wire.board.length, cols = wire.board[0].length;
@@ -43,13 +44,13 @@
           if (wire.board[r][c] === "O") { domino("O", r, c); c++; }
         }
       }
-      const cells = marks.map((at) => { const m = /^(\d+)([A-Z])$/.exec(at); return [Number(m[1]) - 1, S.letters.indexOf(m[2])]; })
-        .filter(([r, c]) => r < rows && c >= 0 && c < cols);
-      if (cells.length) {  // one outline around the domino just placed
+      const cells = marks.map((m) => /^(\d+)([A-Z])$/.exec(m.at)).filter(Boolean)
+        .map((m) => [Number(m[1]) - 1, S.letters.indexOf(m[2])]).filter(([r, c]) => r < rows && c >= 0 && c < cols);
+      if (cells.length) {  // one outline around the domino just placed, named by its first cell
         const rs = cells.map(([r]) => r), cs = cells.map(([, c]) => c);
         const top = y(Math.max(...rs)), left = x(Math.min(...cs));
-        S.el(svg, "rect", {class: "mark", x: left + 1, y: top + 1, rx: 8,
-          width: (Math.max(...cs) - Math.min(...cs) + 1) * CELL - 2, height: (Math.max(...rs) - Math.min(...rs) + 1) * CELL - 2});
+        S.mark(svg, {at: marks[0].at, kind: "to"}, {x: left - 1, y: top - 1, rx: 8,
+          w: (Math.max(...cs) - Math.min(...cs) + 1) * CELL + 2, h: (Math.max(...rs) - Math.min(...rs) + 1) * CELL + 2});
       }
     },
   };

@@ -3,7 +3,7 @@
 (function () {
   const S = window.ArenaSvg, CELL = 40, PAD = 26;
   window.ArenaBoards.freedom = {
-    marks(move) { return move && move !== "pass" ? [move.toUpperCase()] : []; },
+    marks(move) { return move && move !== "pass" ? [{at: move.toUpperCase(), kind: "to"}] : []; },
     draw(svg, wire, marks) {
       const n = wire.board.length, side = n * CELL;
       S.clear(svg, side + 2 * PAD, side + 2 * PAD);
@@ -22,9 +22,7 @@
       for (let r = 0; r < n; r++) {
         for (let c = 0; c < n; c++) {
           const ch = wire.board[r][c], at = S.letters[c] + (r + 1);
-          if (marks.includes(at)) {
-            S.el(svg, "rect", {class: "mark", x: x(c) + 2, y: y(r) + 2, width: CELL - 4, height: CELL - 4});
-          }
+          for (const m of marks.filter((k) => k.at === at)) S.mark(svg, m, {x: x(c), y: y(r), w: CELL, h: CELL});
           if (ch === "W" || ch === "B") {
             S.el(svg, "circle", {class: `piece stone seat${ch === "W" ? 0 : 1}`, "data-piece": ch, "data-at": at,
               cx: x(c) + CELL / 2, cy: y(r) + CELL / 2, r: CELL * 0.38});

@@ -1,4 +1,5 @@
 // Nine Men's Morris: 24 points on three squares; board[i] is point i in the order below.
+// A move is "d6" (placed), "d6-d5" (moved) and either with "xg7" (the stone taken off g7).
 "use strict";
 (function () {
   const S = window.ArenaSvg, STEP = 50, PAD = 30;
@@ -10,8 +11,14 @@
   const px = (p) => PAD + ("abcdefg".indexOf(p[0])) * STEP;
   const py = (p) => PAD + (7 - Number(p[1])) * STEP;
   window.ArenaBoards.morris = {
-    marks(move) { return (move || "").split(/[-x]/).filter((p) => POINTS.includes(p)); },
-    draw(svg, wire, marks) {
+    marks(move) {
+      const m = /^([a-g][1-7])(?:-([a-g][1-7]))?(?:x([a-g][1-7]))?$/.exec((move || "").toLowerCase().replace(/\s+/g, ""));
+      if (!m) return [];
+      const out = m[2] ? [{at: m[1], kind: "from"}, {at: m[2], kind: "to"}] : [{at: m[1], kind: "to"}];
+      if (m[3]) out.push({at: m[3], kind: "removed"});
+      return out.filter((k) => POINTS.includes(k.at));
+    },
+    draw(svg, wire, marks, before) {
       const side = 6 * STEP;
       S.clear(svg, side + 2 * PAD, side + 2 * PAD + 30);
       S.el(svg, "rect", {class: "ground", x: PAD - 18, y: PAD - 18, width: side + 36, height: side + 36, rx: 8});
@@ -22,12 +29,16 @@
       }
       POINTS.forEach((p, i) => {
         S.el(svg, "circle", {class: "point", cx: px(p), cy: py(p), r: 5});
-        if (marks.includes(p)) S.el(svg, "circle", {class: "mark", cx: px(p), cy: py(p), r: 21});
-        const ch = wire.board[i];
+        const ch = wire.board[i], was = before ? before.board[i] : ".";
+        const here = marks.filter((k) => k.at === p);
+        for (const m of here) if (m.kind !== "removed") S.mark(svg, m, {cx: px(p), cy: py(p), r: 21});
         if (ch === "W" || ch === "B") {
           S.el(svg, "circle", {class: `piece stone seat${ch === "W" ? 0 : 1}`, "data-piece": ch, "data-at": p,
             cx: px(p), cy: py(p), r: 16});
+        } else if (here.some((k) => k.kind === "removed") && (was === "W" || was === "B")) {
+          S.ghost(svg, `stone seat${was === "W" ? 0 : 1}`, p, px(p), py(p), 16);
         }
+        for (const m of here) if (m.kind === "removed") S.mark(svg, m, {cx: px(p), cy: py(p), r: 21});
       });
       const hand = wire.in_hand || [0, 0];
       S.el(svg, "text", {class: "caption", x: PAD - 18, y: side + 2 * PAD + 26},
