@@ -42,7 +42,7 @@ from arena.cell.launcher import PROTOCOL_V1, PROTOCOLS, LaunchError, resolve_com
 from arena.cell.limits import Limits
 from arena.match.clock import TimeControl
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
+from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds, total_games
 
 DEFAULT_GAMES_PER_PAIRING = 2
 DEFAULT_GAMES_PER_TASK = 10
@@ -141,12 +141,8 @@ class Tournament:
         return Path(root) / self.name
 
     def total_games(self) -> int:
-        n = len(self.bots)
-        if self.format == "gauntlet":
-            return len(self.challengers) * (n - len(self.challengers)) * self.games_per_pairing
-        if self.format == "swiss":
-            return self.rounds * (n // 2) * self.games_per_pairing
-        return n * (n - 1) // 2 * self.games_per_pairing
+        return total_games(self.format, len(self.bots), self.games_per_pairing, len(self.challengers),
+                           self.rounds)
 
     def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
         bots = {b.name: b for b in self.bots}
