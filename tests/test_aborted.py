@@ -9,7 +9,7 @@ import sys
 from conftest import ROOT, run_arena
 
 from arena.match.records import GameRecord
-from arena.tournament.standings import crosstable, scored_records, standings
+from arena.tournament.standings import compute, scored_records
 from arena.tournament.store import DB_NAME, Store
 
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
@@ -46,6 +46,7 @@ def test_a_bot_that_kills_its_worker_on_the_opponents_turn_gets_the_game_aborted
     db = tmp_path / "results" / "t" / DB_NAME
     with Store(db, create=False) as store:
         games = store.games()
+        fingerprint = store.fingerprint()
     records = {g.record.game_id: g.record for g in games}
     aborted = sorted(r.game_id for r in records.values() if r.is_aborted())
     assert aborted == ["killer-vs-ann-g0", "killer-vs-ann-g1", "killer-vs-bob-g0", "killer-vs-bob-g1"]
@@ -60,11 +61,12 @@ def test_a_bot_that_kills_its_worker_on_the_opponents_turn_gets_the_game_aborted
         assert GameRecord.from_json(record.to_json()) == record
     assert records["ann-vs-bob-g0"].forfeit is None  # the innocent match was played
     # out of the standings and Elo: the killer has no game, its opponents lost nothing
-    table = standings(games, ["killer", "ann", "bob"]).set_index("bot")
+    result = compute(fingerprint, games)
+    table = result.tables[0].frame.set_index("bot")
     assert table.loc["killer", "games"] == 0 and table.loc["ann", "games"] == 2
     assert table.loc["ann", "forfeits"] == 0 and table.loc["bob", "forfeits"] == 0
     assert len(scored_records(games)) == 2
-    assert crosstable(games, ["killer", "ann", "bob"]).loc["killer"].isna().all()
+    assert result.crosstable.frame().loc["killer"].isna().all() and result.played == 2
     # listed for the staff with both bots' output: the run's report, and `arena standings`
     for text in (done.stdout, run_arena("standings", "t", cwd=tmp_path).stdout):
         assert "4 games aborted, not scored" in text and "--retry-aborted" in text

@@ -45,11 +45,9 @@ def played(results_dir: Path) -> dict[str, tuple]:
 
 
 def standings_of(results_dir: Path):
-    from arena.tournament.standings import standings
+    from arena.tournament.standings import read
 
-    with Store(results_dir / DB_NAME, create=False) as store:
-        games = sorted(store.games(), key=lambda g: (g.pairing, g.number))
-    return standings(games)
+    return read(results_dir).tables[0].frame
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,14 @@ import pytest
 
 from arena.match.records import GameRecord, MoveRecord
 from arena.tournament.standings import (
-    crosstable,
+    compute,
     crosstable_text,
     games_table,
     publish,
     report,
-    standings,
     standings_text,
 )
-from arena.tournament.store import DB_NAME, Store
+from arena.tournament.store import DB_NAME, Store, StoredGame
 
 
 def game(gid, seat0, seat1, winner, reason="no legal move", forfeit=None, scores=None, moves=3):
@@ -25,6 +24,21 @@ def game(gid, seat0, seat1, winner, reason="no legal move", forfeit=None, scores
         time_control="0.2", winner=winner, reason=reason, forfeit=forfeit, scores=scores,
         moves=[MoveRecord(ply=k, seat=k % 2, move=f"m{k}", time_s=0.01 * (k + 1)) for k in range(moves)],
     )
+
+
+def stored(games):
+    """Hand-made records as the store gives them back (pairing: the two bots; number: the order)."""
+    return [StoredGame("-vs-".join(sorted(g.players)), n, g) for n, g in enumerate(games)]
+
+
+def computed(games, bots=(), **fingerprint):
+    """The Standings of `games` in a tournament of `bots` (a round-robin unless `fingerprint` says)."""
+    return compute({"bots": [{"name": b, "command": b} for b in bots], **fingerprint}, stored(games))
+
+
+def table(games, bots=()):
+    """The (only) standings table of a round-robin of `games`."""
+    return computed(games, bots).tables[0].frame
 
 
 # Three bots, 2 games a pairing, seats swapped:
@@ -52,7 +66,7 @@ GAMES = [
 
 
 def test_standings_by_hand():
-    df = standings(GAMES, ["ann", "bob", "cat"])
+    df = table(GAMES, ["ann", "bob", "cat"])
     assert list(df["bot"]) == ["ann", "cat", "bob"]
     assert list(df["rank"]) == [1, 2, 3]
     rows = df.set_index("bot")
@@ -73,7 +87,8 @@ def test_standings_by_hand():
 
 def test_crosstable_by_hand():
     # row bot's points against the column bot: ann-bob 1.5 / 0.5, ann-cat 1 / 1, bob-cat 1 / 1
-    df = crosstable(GAMES, ["ann", "cat", "bob"])
+    df = computed(GAMES, ["ann", "bob", "cat"]).crosstable.frame()
+    assert list(df.index) == list(df.columns) == ["ann", "cat", "bob"]  # the standings' order
     assert df.loc["ann", "bob"] == 1.5 and df.loc["bob", "ann"] == 0.5
     assert df.loc["ann", "cat"] == 1.0 and df.loc["cat", "ann"] == 1.0
     assert df.loc["bob", "cat"] == 1.0 and df.loc["cat", "bob"] == 1.0
@@ -85,7 +100,7 @@ def test_crosstable_by_hand():
 def test_equal_points_and_sb_share_a_rank_and_unplayed_bots_are_listed():
     games = [game("x-vs-y-g0", "x", "y", 0), game("x-vs-y-g1", "y", "x", 0)]
     # x 1, y 1; SB x = 1 x 1 = 1 = SB y: shared rank 1; zed has no games: rank 3, no Elo
-    df = standings(games, ["x", "y", "zed"])
+    df = table(games, ["x", "y", "zed"])
     assert df.set_index("bot")["rank"].to_dict() == {"x": 1, "y": 1, "zed": 3}
     zed = df.set_index("bot").loc["zed"]
     assert zed["games"] == 0 and zed["elo"] != zed["elo"]  # NaN
@@ -100,7 +115,7 @@ def test_head_to_head_breaks_a_tie_on_points_before_sb():
     # a: W(b) L(c) W(d) = 2; b: L(a) W(c) L(d) = 1; c: L(b) W(a) W(d) = 2; d: L(a) W(b) L(c) = 1
     # head to head: c beat a, d beat b -> c ahead of a, d ahead of b,
     # although SB says b (1*P_c = 2) is ahead of d (1*P_b = 1)
-    df = standings(games)
+    df = table(games)
     assert list(df["bot"]) == ["c", "a", "d", "b"]
     assert df.set_index("bot")["SB"].to_dict() == {"c": 3.0, "a": 2.0, "b": 2.0, "d": 1.0}
     assert list(df["rank"]) == [1, 2, 3, 4]
@@ -119,7 +134,7 @@ def test_sb_breaks_a_tie_on_points_and_head_to_head():
     ]
     # points a 4, b 4, c 3, d 1; a-b head to head 1-1; wins a 4, b 4
     # SB a = 1*4 (b) + 2*3 (c) + 1*1 (d) = 11;  SB b = 1*4 (a) + 1*3 (c) + 2*1 (d) = 9  -> a first
-    df = standings(games).set_index("bot")
+    df = table(games).set_index("bot")
     assert list(df.index) == ["a", "b", "c", "d"]
     assert df["points"].to_dict() == {"a": 4.0, "b": 4.0, "c": 3.0, "d": 1.0}
     assert df.loc["a", "wins"] == df.loc["b", "wins"] == 4
@@ -135,7 +150,7 @@ def test_wins_break_a_tie_and_bots_level_on_all_share_a_rank_shown_with_equals()
         game("xz0", "x", "z", 0), game("xz1", "z", "x", 0),
         game("yz0", "y", "z", None, reason="draw"), game("yz1", "z", "y", None, reason="draw"),
     ]
-    df = standings(games)
+    df = table(games)
     assert list(df["bot"]) == ["x", "z", "y"]
     assert set(df["points"]) == {2.0} and set(df["SB"]) == {4.0}
     assert list(df["rank"]) == [1, 1, 3]
@@ -166,7 +181,7 @@ def test_a_double_forfeit_scores_nothing_for_either_bot_and_no_elo():
     for g in games[:2]:
         assert g.winner_seat() is None and g.result() == "0-0"
         assert g.points(0) == g.points(1) == 0.0
-    df = standings(games, ["dead", "edgy", "rnd"]).set_index("bot")
+    df = table(games, ["dead", "edgy", "rnd"]).set_index("bot")
     assert df["points"].to_dict() == {"rnd": 1.5, "edgy": 0.5, "dead": 0.0}
     assert df.loc["dead", ["games", "wins", "draws", "losses"]].tolist() == [3, 0, 0, 3]
     assert df.loc["edgy", ["games", "wins", "draws", "losses"]].tolist() == [3, 0, 1, 2]
@@ -174,11 +189,10 @@ def test_a_double_forfeit_scores_nothing_for_either_bot_and_no_elo():
     assert df.loc["dead", "forfeit reasons"] == "double_forfeit 2, no_hello 1"
     assert df.loc["edgy", "forfeit reasons"] == "double_forfeit 2"
     # Elo sees only the two games that were played: the same as without the double forfeits
-    alone = standings(games[2:], ["dead", "edgy", "rnd"]).set_index("bot")
+    alone = table(games[2:], ["dead", "edgy", "rnd"]).set_index("bot")
     assert df["elo"].to_dict() == alone["elo"].to_dict()
-    cross = crosstable(games, ["dead", "edgy", "rnd"])
+    cross = computed(games, ["dead", "edgy", "rnd"]).crosstable.frame()
     assert cross.loc["dead", "edgy"] == 0.0 and cross.loc["edgy", "dead"] == 0.0
-    from arena.tournament.store import StoredGame
     row = games_table([StoredGame("d-vs-e", 0, games[0])]).iloc[0]
     assert (row["result"], row["winner"], row["reason"]) == ("0-0", "", "double_forfeit")
     assert row["forfeit"] == "dead: no_hello; edgy: crashed"
@@ -192,20 +206,19 @@ def test_errors_count_the_games_in_which_a_bot_had_an_error():
     # the third game has no errors; records written before the field existed read as [0, 0]
     old = GameRecord.from_dict({k: v for k, v in with_errors[2].to_dict().items() if k != "errors"})
     assert old.errors == [0, 0]
-    df = standings([*with_errors[:2], old]).set_index("bot")
+    df = table([*with_errors[:2], old]).set_index("bot")
     assert df["errors"].to_dict() == {"p": 2, "q": 0}
-    assert "errors" in standings_text(standings(with_errors)).splitlines()[0]
+    assert "errors" in standings_text(table(with_errors)).splitlines()[0]
 
 
 def test_score_difference_where_the_game_scores():
     games = [game("f-g0", "p", "q", 0, scores=[7, 3]), game("f-g1", "q", "p", None, scores=[5, 5])]
     # p: +4 then 0 = +4; q: -4 then 0 = -4
-    df = standings(games).set_index("bot")
+    df = table(games).set_index("bot")
     assert df["score diff"].to_dict() == {"p": 4, "q": -4}
 
 
 def test_games_table_rows():
-    from arena.tournament.store import StoredGame
     rows = games_table([StoredGame("bob-vs-cat", 1, GAMES[5])]).iloc[0]
     assert rows["seat0"] == "cat" and rows["seat1"] == "bob"
     assert rows["result"] == "1-0" and rows["winner"] == "cat"

@@ -374,9 +374,8 @@ def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_pa
         seat = g["players"].index("crasher")
         assert g["forfeit"]["seat"] == seat and g["forfeit"]["reason"] == "crashed"
         assert g["winner"] == 1 - seat
-    from arena.tournament.standings import load, standings
-    _, stored = load(tmp_path / "results" / "c")
-    row = standings(stored).set_index("bot").loc["crasher"]
+    from arena.tournament.standings import read
+    row = read(tmp_path / "results" / "c").tables[0].frame.set_index("bot").loc["crasher"]
     assert row["forfeits"] == 4 and row["losses"] == 4 and row["forfeit reasons"] == "crashed 4"
 
 

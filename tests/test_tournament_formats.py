@@ -16,7 +16,7 @@ from conftest import ENV, arena_cmd
 from arena.match.records import GameRecord, MoveRecord
 from arena.tournament import runner as tmod
 from arena.tournament.formats import swiss_rounds
-from arena.tournament.standings import standings, swiss_byes
+from arena.tournament.standings import compute, report_text
 from arena.tournament.store import DB_NAME, Store, StoredGame, fingerprint_change
 from tests.test_tournament import arena, rows, write
 
@@ -88,9 +88,15 @@ def test_swiss_standings_by_hand():
     ]
     fingerprint = {"format": "swiss", "rounds": 2, "games_per_pairing": 2,
                    "bots": [{"name": n, "command": "random"} for n in "ABCDE"]}
-    byes = swiss_byes(fingerprint, games)
-    assert byes == {"E": 2.0, "B": 2.0}  # a bye is a won pairing: 2 points for 2 games a pairing
-    df = standings(games, list("ABCDE"), byes=byes)
+    result = compute(fingerprint, games)
+    # the rounds, paired again from the stored games as the run paired them; a bye is a won
+    # pairing: 2 points for 2 games a pairing
+    assert [(r.number, r.bye, r.bye_points) for r in result.rounds] == [(1, "E", 2.0), (2, "B", 2.0)]
+    assert [[(p.a, p.b, p.points_a, p.points_b, p.played) for p in r.pairings] for r in result.rounds] == [
+        [("A", "B", 2.0, 0.0, 2), ("C", "D", 1.0, 1.0, 2)],
+        [("A", "C", 0.0, 2.0, 2), ("E", "D", 1.0, 1.0, 2)]]
+    assert [t.name for t in result.tables] == ["standings"]
+    df = result.tables[0].frame
     # points: A 2+0 = 2, B 0+2 = 2, C 1+2 = 3, D 1+1 = 2, E 2+1 = 3
     # Buchholz (opponents' points): A = B 2 + C 3 = 5, B = A 2, C = D 2 + A 2 = 4, D = C 3 + E 3 = 6, E = D 2
     # order: C (3, B 4), E (3, B 2), D (2, B 6), A (2, B 5), B (2, B 2)
@@ -98,9 +104,61 @@ def test_swiss_standings_by_hand():
     table = df.set_index("bot")
     assert table["points"].to_dict() == {"C": 3, "E": 3, "D": 2, "A": 2, "B": 2}
     assert table["Buchholz"].to_dict() == {"C": 4, "E": 2, "D": 6, "A": 5, "B": 2}
-    assert table["byes"].to_dict() == {"C": 0, "E": 2, "D": 0, "A": 0, "B": 2}
+    assert table["byes"].to_dict() == {"C": 0, "E": 1, "D": 0, "A": 0, "B": 1}  # byes, not their points
     assert list(df["rank"]) == [1, 2, 3, 4, 5]
-    assert table.loc["B", "games"] == 2  # a bye is not a game
+    assert table.loc["B", "games"] == 2  # a bye is not a game...
+    # ...but in score % it counts as the 2 games it stands for: E 3 of 4, B 2 of 4, C 3 of 4
+    assert table["score %"].to_dict() == {"C": 75.0, "E": 75.0, "D": 50.0, "A": 50.0, "B": 50.0}
+    assert result.played == 8 and result.planned == 2 * 2 * 2
+    text = report_text(result)
+    assert "8/8 games played" in text and "Swiss of 2 rounds" in text
+    assert "Rounds" in text and "bye: 2" in text
+
+
+def test_a_bye_never_takes_score_past_100():
+    # three bots, two games a pairing: round 1 A-B (A wins both), C has the bye; round 2 C-A
+    # (A wins both), B has the bye. A 4 points of 4 games; B and C each a bye (2 points, standing
+    # for 2 games) and 2 lost games: 2 of 4, not 2 of 2
+    games = [_game("r1-A-vs-B", 0, "A", "B", 0), _game("r1-A-vs-B", 1, "A", "B", 1),
+             _game("r2-C-vs-A", 0, "C", "A", 1), _game("r2-C-vs-A", 1, "C", "A", 0)]
+    fingerprint = {"format": "swiss", "rounds": 2, "games_per_pairing": 2,
+                   "bots": [{"name": n, "command": "random"} for n in "ABC"]}
+    result = compute(fingerprint, games)
+    assert [r.bye for r in result.rounds] == ["C", "B"]
+    table = result.tables[0].frame.set_index("bot")
+    assert table["score %"].to_dict() == {"A": 100.0, "B": 50.0, "C": 50.0}
+    assert table["byes"].to_dict() == {"A": 0, "B": 1, "C": 1}
+    assert (result.tables[0].frame["score %"] <= 100).all()
+
+
+def test_a_gauntlet_ranks_challengers_and_field_apart_by_score():
+    # challengers x and y against the field f1, f2, f3, two games a pairing; x met only f1 so far.
+    # Each game is won by seat 0, except y's second game against f2 (y in seat 1 wins):
+    #   x-f1 1-1; y-f1 1-1, y-f2 2-0, y-f3 1-1
+    #   x 1 of 2 (50 %), y 4 of 6 (66.7 %); f1 2 of 4 (50 %), f2 0 of 2, f3 1 of 2 (50 %)
+    games = [_game("x-vs-f1", 0, "x", "f1", 0), _game("x-vs-f1", 1, "x", "f1", 0),
+             _game("y-vs-f1", 0, "y", "f1", 0), _game("y-vs-f1", 1, "y", "f1", 0),
+             _game("y-vs-f2", 0, "y", "f2", 0), _game("y-vs-f2", 1, "y", "f2", 1),
+             _game("y-vs-f3", 0, "y", "f3", 0), _game("y-vs-f3", 1, "y", "f3", 0)]
+    fingerprint = {"format": "gauntlet", "challengers": ["x", "y"], "games_per_pairing": 2,
+                   "bots": [{"name": n, "command": "random"} for n in ("x", "y", "f1", "f2", "f3")]}
+    result = compute(fingerprint, games)
+    assert [t.name for t in result.tables] == ["challengers", "field"]
+    challengers, fields = (t.frame.set_index("bot") for t in result.tables)
+    assert list(challengers.index) == ["y", "x"] and list(fields.index) == ["f1", "f3", "f2"]
+    assert challengers["score %"].to_dict() == {"y": 66.7, "x": 50.0}
+    assert challengers["points"].to_dict() == {"y": 4.0, "x": 1.0}
+    assert fields["score %"].to_dict() == {"f1": 50.0, "f3": 50.0, "f2": 0.0}
+    # f1 and f3 level on score %: SB breaks it (f1: 1 x x's 1 + 1 x y's 4 = 5; f3: 1 x 4 = 4)
+    assert fields["SB"].to_dict() == {"f1": 5.0, "f3": 4.0, "f2": 0.0}
+    assert list(fields["rank"]) == [1, 2, 3]
+    # the crosstable: challengers by the field
+    cross = result.crosstable.frame()
+    assert list(cross.index) == ["y", "x"] and list(cross.columns) == ["f1", "f3", "f2"]
+    assert cross.loc["x", "f1"] == 1.0 and cross.loc["y", "f2"] == 2.0 and cross.isna().loc["x", "f2"]
+    assert result.planned == 2 * 3 * 2 and result.played == 8
+    text = report_text(result)
+    assert text.index("Challengers (ranked by score %") < text.index("Field (ranked by score %")
 
 
 # --- real runs ---

@@ -2,15 +2,19 @@
 
 The site directory holds only pages, records and static files (never the database or the lock):
 
-    index.html  games.html  bots/<bot>.html  games/<game id>.html
+    index.html  games.html  rounds.html (a Swiss)  bots/<bot>.html  games/<game id>.html
     records/<game id>.json  records/<game id>.txt  static/...
+
+The standings, crosstable and rounds are `arena.tournament.standings.compute`'s, as `arena
+standings` prints them; the site lays them out and computes none of them. Every file is written
+world-readable (FILE_MODE) and every folder world-enterable (DIR_MODE), whatever the umask, so
+that a web server running as another user can serve the site.
 """
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tomllib
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,9 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from arena import __version__
 from arena.site import model
+from arena.tournament import config
 from arena.tournament import standings as st
+from arena.tournament.formats import bye_points
 from arena.tournament.store import DB_NAME, StoredGame
 
 SITE_DIR_NAME = "site"
@@ -29,6 +35,10 @@ STATIC = HERE / "static"
 BOARDS = sorted(p.stem for p in (STATIC / "boards").glob("*.js") if p.stem != "svg")
 """The games with a board module (games.html draws the games in progress with it)."""
 FORMAT_NAMES = {"round_robin": "round robin", "": "round robin"}
+FILE_MODE = 0o644
+"""Every file of the site: readable by all (a web server runs as another user)."""
+DIR_MODE = 0o755
+"""Every folder of the site: enterable and listable by all."""
 
 
 class SiteError(ValueError):
@@ -51,15 +61,29 @@ def check_out(site: str | Path, results_dir: str | Path) -> Path:
     return site
 
 
-def page_extras(tournament_file: str | Path | None) -> dict[str, str]:
-    """`title` and `description` of a tournament file (not in the stored fingerprint), if readable."""
+@dataclass(frozen=True)
+class PageOptions:
+    """What the tournament file says about the pages (none of it is in the stored results)."""
+
+    title: str = ""
+    description: str = ""
+    show_commands: bool = True
+    """[site] show_commands: False hides the bots' commands and the `hidden` directories."""
+    hidden: tuple[str, ...] = ()
+    """Directories written as model.HIDDEN_DIR in every published text (model.hidden_directories)."""
+
+
+def page_options(tournament_file: str | Path | None) -> PageOptions:
+    """The title, description and [site] table of a tournament file (defaults without one).
+    TournamentError for a file that does not read, so that a broken [site] never shows what it hid."""
     if tournament_file is None:
-        return {}
-    try:
-        data = tomllib.loads(Path(tournament_file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return {}
-    return {k: data[k] for k in ("title", "description") if isinstance(data.get(k), str)}
+        return PageOptions()
+    tour = config.load(tournament_file, check_commands=False)
+    hidden: tuple[str, ...] = ()
+    if not tour.site.show_commands:
+        words = [w for b in tour.bots for w in b.argv]
+        hidden = tuple(model.hidden_directories(words, os.path.dirname(os.path.abspath(tour.path))))
+    return PageOptions(tour.title, tour.description, tour.site.show_commands, hidden)
 
 
 def _json_for_script(value: Any) -> str:
@@ -83,9 +107,14 @@ class SiteBuilder:
         self.env.filters["num"] = _num
         self.env.filters["secs"] = _secs
         self.env.filters["botfile"] = model.safe_name
+        self.env.filters["file"] = model.safe_name
         self._game_pages: dict[str, tuple[tuple[str | None, str | None], str]] = {}
         """game id -> (its previous and next game's ids, its page)."""
+        self._hidden: tuple[str, ...] = ()
+        self._hidden_games: dict[str, StoredGame] = {}
+        """Games with those directories hidden, by id (a stored game never changes)."""
         self._written: list[Path] = []
+        self._folders: set[Path] = set()
         self.games_count = 0
         """Games in the last build (the live version `arena serve` gives its pages)."""
 
@@ -101,29 +130,40 @@ class SiteBuilder:
     def build(self) -> list[Path]:
         """Write every page; returns the files written (unchanged files are not rewritten)."""
         self._written = []
+        self._folders = set()
         fingerprint, games = self.load()
         games = sorted(games, key=lambda g: (g.pairing, g.number))
         self.games_count = len(games)
-        self.out.mkdir(parents=True, exist_ok=True)
+        options = page_options(self.tournament_file)
+        if options.hidden != self._hidden:  # pages drawn with other directories hidden are stale
+            self._game_pages.clear()
+            self._hidden_games.clear()
+            self._hidden = options.hidden
+        if options.hidden:
+            games = [self._hidden_games.get(g.record.game_id) or self._hidden_games.setdefault(
+                g.record.game_id, model.hide_paths(g, list(options.hidden))) for g in games]
+        self._folder(self.out)
         self._copy_static()
-        info = self.tournament_info(fingerprint, games)
-        order = [b["name"] for b in fingerprint.get("bots", [])]
-        table = st.standings(games, order, paired="openings" in fingerprint)
-        cross = st.crosstable(games, list(table["bot"]))
-        rows = [model.game_row(g) for g in games]
-        standing_rows = [_standing_row(r) for r in table.to_dict("records")]
+        standings = st.compute(fingerprint, games)
+        info = self.tournament_info(standings, options, games)
+        tables = [_table(t, standings) for t in standings.tables]
         common = {"t": info, "version": __version__}
-        self._render("index.html", "index.html", root="", live=True, standings=standing_rows,
-                     columns=_columns(table), cross=_cross(cross, games), elo_note=model.ELO_NOTE,
-                     sb_note=model.SB_NOTE, forfeit_reasons=model.forfeit_reasons(games), **common)
+        self._render("index.html", "index.html", root="", live=True, tables=tables,
+                     cross=_cross(standings), elo_note=model.ELO_NOTE, sb_note=model.SB_NOTE,
+                     forfeit_reasons=model.forfeit_reasons(games), **common)
+        rows = [model.game_row(g) for g in games]
         self._render("games.html", "games.html", root="", live=True, games=rows,
-                     bots=list(table["bot"]), boards=BOARDS, **common)
+                     bots=[r["bot"] for t in tables for r in t["rows"]], boards=BOARDS, **common)
+        if standings.rounds:
+            self._render("rounds.html", "rounds.html", root="", live=True, rounds=standings.rounds, **common)
         commands = {b["name"]: _command_text(b.get("command")) for b in fingerprint.get("bots", [])}
         limit = model.per_move_limit(fingerprint.get("time_control", ""))
-        for row in standing_rows:
-            page = model.bot_page(row["bot"], commands.get(row["bot"], ""), row, games, limit)
-            self._render(f"bots/{model.safe_name(row['bot'])}.html", "bot.html", root="../", live=True,
-                         bot=page, **common)
+        for table in tables:
+            for row in table["rows"]:
+                command = commands.get(row["bot"], "") if options.show_commands else ""
+                page = model.bot_page(row["bot"], command, row, standings.opponents(row["bot"]), games, limit)
+                self._render(f"bots/{row['file']}.html", "bot.html", root="../", live=True, bot=page,
+                             **common)
         around = model.neighbours(rows)
         for g in games:
             self._game(g, around[g.record.game_id], common)
@@ -154,47 +194,59 @@ class SiteBuilder:
     def _render(self, path: str, template: str, **context: Any) -> None:
         self._write(path, self.env.get_template(template).render(**context))
 
-    def _write(self, rel: str, text: str) -> None:
+    def _write(self, rel: str, text: str | bytes) -> None:
+        """Write `rel` (FILE_MODE) unless it already holds `text`."""
+        data = text.encode("utf-8") if isinstance(text, str) else text
         path = self.out / rel
+        self._folder(path.parent)
         try:
-            if path.read_text(encoding="utf-8") == text:
-                return
-        except (OSError, UnicodeDecodeError):
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
+            same = path.read_bytes() == data
+        except OSError:
+            same = False
+        if same:
+            if path.stat().st_mode & 0o777 != FILE_MODE:  # written by an arena that left it private
+                os.chmod(path, FILE_MODE)
+            return
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(fd, FILE_MODE)  # the umask took bits off the mode given to open
+            handle.write(data)
         os.replace(tmp, path)
         self._written.append(path)
+
+    def _folder(self, path: Path) -> None:
+        """Make `path` and the folders between it and the site's, each DIR_MODE (the site's own
+        folder, perhaps the user's --out, keeps any mode bits it has beyond DIR_MODE)."""
+        if path in self._folders:
+            return
+        if path != self.out:
+            self._folder(path.parent)
+        path.mkdir(exist_ok=True)
+        mode = path.stat().st_mode & 0o7777
+        wanted = mode | DIR_MODE if path == self.out else DIR_MODE
+        if mode != wanted:
+            os.chmod(path, wanted)
+        self._folders.add(path)
 
     def _copy_static(self) -> None:
         for source in sorted(STATIC.rglob("*")):
             if source.is_file() and not source.name.startswith("."):
-                rel = source.relative_to(HERE).as_posix()
-                target = self.out / rel
-                if target.is_file() and target.read_bytes() == source.read_bytes():
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-                self._written.append(target)
+                self._write(source.relative_to(HERE).as_posix(), source.read_bytes())
 
     # --- the tournament's facts ---
-    def tournament_info(self, fingerprint: dict[str, Any], games: list[StoredGame]) -> dict[str, Any]:
-        extras = page_extras(self.tournament_file)
-        name = str(fingerprint.get("name") or self.results_dir.name)
-        bots = [b["name"] for b in fingerprint.get("bots", [])]
-        per = fingerprint.get("games_per_pairing", 0)
-        planned = fingerprint.get("total_games") or len(bots) * (len(bots) - 1) // 2 * per
+    def tournament_info(self, standings: st.Standings, options: PageOptions,
+                        games: list[StoredGame]) -> dict[str, Any]:
+        name = standings.name or self.results_dir.name
         started = sorted(g.record.started_at for g in games if g.record.started_at)
-        params = fingerprint.get("params") or {}
-        fmt = str(fingerprint.get("format", ""))
         return {
-            "name": name, "title": extras.get("title") or name, "description": extras.get("description", ""),
-            "game": fingerprint.get("game", "?"),
-            "params": ", ".join(f"{k} = {v}" for k, v in params.items()),
-            "clock": model.describe_clock(fingerprint.get("time_control", "?")),
-            "format": FORMAT_NAMES.get(fmt, fmt.replace("_", " ")),
-            "games_per_pairing": per, "bots": bots, "played": len(games), "planned": planned,
+            "name": name, "title": options.title or name, "description": options.description,
+            "game": standings.game, "params": standings.params,
+            "clock": model.describe_clock(standings.time_control),
+            "format": standings.format_text(), "rounds": bool(standings.rounds),
+            "bye_points": bye_points(standings.games_per_pairing),
+            "games_per_pairing": standings.games_per_pairing, "bots": list(standings.bots),
+            "played": standings.played, "planned": standings.planned,
             "first_game": started[0][:16].replace("T", " ") if started else "",
             "last_game": started[-1][:16].replace("T", " ") if started else "",
             "published": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -221,44 +273,49 @@ _TAIL = [("forfeits", "forfeits", "num"), ("forfeit reasons", "forfeit reasons",
 _HIDDEN = {"elo ±"}
 
 
-def _columns(table) -> list[dict[str, str]]:
-    """The standings columns in order; columns other versions add (errors, ...) come before forfeits."""
+def _columns(frame) -> list[dict[str, str]]:
+    """The standings columns in order; columns other versions add (errors, byes, ...) come before forfeits."""
     known = {k for k, _, _ in _KNOWN + _TAIL} | _HIDDEN
-    extra = [(c, c, "num" if str(table[c].dtype) != "object" else "text") for c in table.columns
+    extra = [(c, c, "num" if str(frame[c].dtype) != "object" else "text") for c in frame.columns
              if c not in known]
-    present = set(table.columns)
+    present = set(frame.columns)
     return [{"key": k, "label": label, "type": kind} for k, label, kind in _KNOWN + extra + _TAIL
             if k in present]
 
 
-def _standing_row(row: dict[str, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out["file"] = model.safe_name(str(row["bot"]))
-    return out
+def _table(table: st.Table, standings: st.Standings) -> dict[str, Any]:
+    """One standings table for the templates: its columns, and per row the values (`raw`, what the
+    columns sort by) and the text `arena standings` prints for them (`text`)."""
+    shown = st.display_standings(table.frame)
+    rows = [{"bot": raw["bot"], "file": model.safe_name(str(raw["bot"])), "raw": raw, "text": text,
+             "table": table.title if len(standings.tables) > 1 else ""}
+            for raw, text in zip(table.frame.to_dict("records"), shown.to_dict("records"), strict=True)]
+    return {"name": table.name, "id": "standings" if table.name == "standings" else f"standings-{table.name}",
+            "title": table.title, "ranked_by": table.ranked_by, "columns": _columns(table.frame),
+            "rows": rows}
 
 
-def _cross(cross, games: list[StoredGame]) -> dict[str, Any]:
-    """The crosstable: per cell the points, the games and the pairing (for the link)."""
-    pairing: dict[frozenset, str] = {}
-    played: dict[tuple[str, str], int] = {}
-    for g in games:
-        a, b = g.record.players
-        pairing[frozenset((a, b))] = g.pairing
-        played[(a, b)] = played.get((a, b), 0) + 1
-        played[(b, a)] = played.get((b, a), 0) + 1
-    names = list(cross.index)
+def _cross(standings: st.Standings) -> dict[str, Any]:
+    """The crosstable: per cell the row bot's results against the column bot and its pairing (for
+    the link). Columns are numbered as the rows when they are the same bots (else named)."""
+    cross = standings.crosstable
+    square = cross.rows == cross.columns
+    columns = [{"bot": n, "label": str(i) if square else n, "file": model.safe_name(n)}
+               for i, n in enumerate(cross.columns, 1)]
     rows = []
-    for me in names:
+    for me in cross.rows:
         cells = []
-        for opp in names:
-            value = cross.at[me, opp]
-            n = played.get((me, opp), 0)
-            got = None if value != value else value
+        for opp in cross.columns:
+            score = cross.cells.get((me, opp))
+            got, n = (score.points, score.games) if score else (None, 0)
             cells.append({"self": me == opp, "points": got, "games": n, "opponent": opp,
                           "text": f"{_halves(got or 0.0)} of {n}", "tone": _tone(got or 0.0, n),
-                          "pairing": pairing.get(frozenset((me, opp)), "")})
+                          "pairing": score.pairing if score else ""})
         rows.append({"bot": me, "file": model.safe_name(me), "cells": cells})
-    return {"names": names, "rows": rows}
+    note = ("Points of the row bot against the column bot, out of the games played; a cell lists those games."
+            if square else "Points of each challenger (rows) against each bot of the field (columns), out of "
+            "the games played; a cell lists those games.")
+    return {"columns": columns, "rows": rows, "note": note}
 
 
 def _halves(points: float) -> str:

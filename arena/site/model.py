@@ -6,6 +6,7 @@ forfeit's `both`) are read defensively: missing means not shown, or "unknown".
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import math
@@ -409,11 +410,14 @@ def neighbours(rows: list[GameRow]) -> dict[str, tuple[GameRow | None, GameRow |
 
 @dataclass
 class BotPage:
-    """One bot's page: its results by opponent, its games, forfeits, time use and logs."""
+    """One bot's page: its standing, its results by opponent, its games, forfeits, time use and logs."""
 
     name: str
     command: str
+    """"" when the tournament file's [site] show_commands is false."""
     row: dict[str, Any]
+    """Its row of the standings as the site's tables hold it (build._table): "raw" values, "text"
+    as `arena standings` prints them, and "table", a gauntlet's table title ("" for one table)."""
     opponents: list[dict[str, Any]] = field(default_factory=list)
     games: list[dict[str, Any]] = field(default_factory=list)
     forfeits: list[dict[str, Any]] = field(default_factory=list)
@@ -421,10 +425,14 @@ class BotPage:
     logs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def bot_page(name: str, command: str, row: dict[str, Any], games: list[StoredGame],
-             limit: float | None) -> BotPage:
+def bot_page(name: str, command: str, row: dict[str, Any], opponents: list[tuple[str, Any]],
+             games: list[StoredGame], limit: float | None) -> BotPage:
+    """`opponents`: (opponent, its results against it: games, wins, draws, losses, points, pairing)
+    from the standings (`Standings.opponents`), which this page shows and does not recount."""
     page = BotPage(name=name, command=command, row=row)
-    by_opponent: dict[str, dict[str, Any]] = {}
+    page.opponents = [{"opponent": opp, "file": safe_name(opp), "games": s.games, "wins": s.wins,
+                       "draws": s.draws, "losses": s.losses, "points": s.points, "pairing": s.pairing}
+                      for opp, s in opponents]
     all_times: list[float] = []
     chart = []
     for g in games:
@@ -433,22 +441,15 @@ def bot_page(name: str, command: str, row: dict[str, Any], games: list[StoredGam
             continue
         seat = r.players.index(name)
         opponent = r.players[1 - seat]
-        mine = points(r, seat)
-        o = by_opponent.setdefault(opponent, {"opponent": opponent, "games": 0, "wins": 0, "draws": 0,
-                                              "losses": 0, "points": 0.0, "pairing": g.pairing})
-        o["games"] += 1
-        o["points"] += mine
-        text = result(r)
-        o["draws" if text == "1/2-1/2" else "wins" if mine == 1 else "losses"] += 1
         times = [m.time_s for m in r.moves if m.seat == seat]
         all_times += times
         median = statistics.median(times) if times else 0.0
         worst = max(times) if times else 0.0
         chart.append({"game_id": r.game_id, "file": safe_name(r.game_id), "median": median, "max": worst})
         page.games.append({"game_id": r.game_id, "file": safe_name(r.game_id), "seat": seat,
-                           "opponent": opponent, "result": text, "points": mine, "reason": r.reason,
-                           "plies": len(r.moves), "median_s": round(median, 4), "max_s": round(worst, 4),
-                           "errors": errors(r)[seat]})
+                           "opponent": opponent, "result": result(r), "points": points(r, seat),
+                           "reason": r.reason, "plies": len(r.moves), "median_s": round(median, 4),
+                           "max_s": round(worst, 4), "errors": errors(r)[seat]})
         for f in forfeits(r):
             if f["seat"] == seat:
                 page.forfeits.append({**f, "game_id": r.game_id, "file": safe_name(r.game_id)})
@@ -458,7 +459,6 @@ def bot_page(name: str, command: str, row: dict[str, Any], games: list[StoredGam
             page.logs.append({"game_id": r.game_id, "file": safe_name(r.game_id),
                               "text": "\n".join(lines[-LOG_TAIL_LINES:]),
                               "cut": max(0, len(lines) - LOG_TAIL_LINES)})
-    page.opponents = sorted(by_opponent.values(), key=lambda o: o["opponent"])
     page.times = time_chart(chart, all_times, limit)
     return page
 
@@ -496,6 +496,41 @@ def time_chart(per_game: list[dict[str, Any]], all_times: list[float], limit: fl
             out["max_share"] = round(100 * out["max"] / limit)
             out["near_limit"] = sum(1 for t in all_times if t >= 0.8 * limit)
     return out
+
+
+HIDDEN_DIR = "…/"
+"""What stands for a hidden directory in the published texts ([site] show_commands = false)."""
+
+
+def hidden_directories(paths: list[str], base: str) -> list[str]:
+    """The directories to leave out of the published texts: `base` (the tournament file's) and
+    those of every path-like piece of `paths` (a bot's command words; `--opt=PATH` and
+    `A:B` class paths split), relative ones read against `base`; each also as its real path
+    (links resolved), longest first."""
+    found = {base}
+    for word in paths:
+        for piece in re.split(r"[=:]", word):
+            if "/" in piece:
+                found.add(os.path.dirname(os.path.normpath(os.path.join(base, piece))))
+    found |= {os.path.realpath(d) for d in found}
+    return sorted((d for d in found if d not in ("", "/")), key=len, reverse=True)
+
+
+def hide_paths(stored: StoredGame, directories: list[str]) -> StoredGame:
+    """The game with every `directories` prefix in its texts (logs, forfeit details, the bots'
+    info and tracebacks) written as HIDDEN_DIR."""
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            for d in directories:
+                value = value.replace(d.rstrip("/") + "/", HIDDEN_DIR)
+            return value
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    return dataclasses.replace(stored, record=GameRecord.from_dict(clean(stored.record.to_dict())))
 
 
 def isolation_summary(games: list[StoredGame]) -> str:

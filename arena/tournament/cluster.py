@@ -50,7 +50,7 @@ from arena.cell import scratch
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner as tmod
 from arena.tournament.aborted import aborted_record
-from arena.tournament.store import DB_NAME, Store
+from arena.tournament.store import DB_NAME, RESULTS_DIR_MODE, Store
 
 INSTALL_HINT = "pip install '.[dask]' (in arena's checkout)"
 LOCAL_PREFIX = "local:"
@@ -506,7 +506,7 @@ def run(
     summary = tmod.RunSummary()
     out = tournament.results_dir(results_root)
     tournament = tmod.sealed(tournament, out, progress)  # the referee's own files hidden from bots
-    out.mkdir(mode=0o700, parents=True, exist_ok=True)
+    out.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
     with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         if retry_aborted:

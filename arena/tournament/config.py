@@ -13,12 +13,15 @@ The file (see examples/):
     rounds = 5                    # swiss only: how many rounds (docs/tournaments.md)
     openings = "random:4"         # optional: each game pair starts after 4 random plies, or
                                   # "FILE": a file (one opening a line) or folder of move files
+    title = "..."                 # optional: the website's title (default: the name)
     description = "..."           # optional, free text
     [params]                      # optional: the game's parameters (rules.load)
     rows = 6
     [limits]                      # optional: per-bot limits and fairness (arena.cell.limits, docs/limits.md)
     memory_mb = 2048
     pin_cpus = true
+    [site]                        # optional: the published website (docs/site.md)
+    show_commands = false         # hide the bots' commands and the paths of their programs
     [[bots]]                      # two or more
     name = "random"
     command = "random"            # a shipped bot NAME, or a command line ("./mybot --fast"),
@@ -47,7 +50,7 @@ from arena.cell.limits import Limits
 from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
 from arena.match.openings import Openings, OpeningsError, parse_openings
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds
+from arena.tournament.formats import FORMATS, Pairing, gauntlet, round_robin, swiss_rounds, total_games
 
 DEFAULT_GAMES_PER_PAIRING = 2
 DEFAULT_GAMES_PER_TASK = 10
@@ -56,10 +59,13 @@ DEFAULT_GAMES_PER_TASK = 10
 DEFAULT_RESULTS_ROOT = "results"
 
 KEYS = {"name", "game", "time", "clock", "wall_factor", "games_per_pairing", "seed", "games_per_task",
-        "params", "bots", "description", "title", "limits", "format", "challengers", "rounds", "openings"}
+        "params", "bots", "description", "title", "limits", "format", "challengers", "rounds", "openings",
+        "site"}
 """The keys a tournament file may have."""
 BOT_KEYS = {"name", "command", "protocol"}
 """The keys of a [[bots]] table."""
+SITE_KEYS = {"show_commands"}
+"""The keys of the [site] table."""
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$")
 """A usable tournament or bot name (it names directories and rows)."""
 
@@ -83,6 +89,16 @@ class BotEntry:
 
 
 @dataclass(frozen=True)
+class SiteOptions:
+    """The [site] table: how the published website (arena.site) shows the tournament. Not part of
+    the stored fingerprint: it may change between runs."""
+
+    show_commands: bool = True
+    """False: the site shows no bot's command, and the directories of the bots' programs and of the
+    tournament file are left out of every text it publishes (logs, forfeit details, tracebacks)."""
+
+
+@dataclass(frozen=True)
 class Tournament:
     """A checked tournament file: `path` it was read from, `name` of its results directory, the
     game with its full `params`, the clock, the bots (two or more, unique names), how many games each
@@ -98,6 +114,9 @@ class Tournament:
     seed: int = 0
     games_per_task: int = DEFAULT_GAMES_PER_TASK
     description: str = ""
+    title: str = ""
+    """The website's title ("" for the name)."""
+    site: SiteOptions = field(default_factory=SiteOptions)
     limits: Limits = field(default_factory=Limits)
     format: str = "round_robin"
     """How bots are paired (arena.tournament.formats.FORMATS)."""
@@ -152,12 +171,8 @@ class Tournament:
         return Path(root) / self.name
 
     def total_games(self) -> int:
-        n = len(self.bots)
-        if self.format == "gauntlet":
-            return len(self.challengers) * (n - len(self.challengers)) * self.games_per_pairing
-        if self.format == "swiss":
-            return self.rounds * (n // 2) * self.games_per_pairing
-        return n * (n - 1) // 2 * self.games_per_pairing
+        return total_games(self.format, len(self.bots), self.games_per_pairing, len(self.challengers),
+                           self.rounds)
 
     def match_spec(self, pairing: Pairing, numbers: tuple[int, ...]) -> MatchSpec:
         bots = {b.name: b for b in self.bots}
@@ -205,7 +220,7 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
     time_control = file.time(game)
     ints = file.ints()
     description = file.text("description")
-    file.text("title")
+    title = file.text("title")
     bots = file.bots(check_commands)
     fmt, challengers, rounds = file.format([b.name for b in bots])
     limits = file.limits()
@@ -214,7 +229,7 @@ def from_dict(data: dict[str, Any], path: Path, check_commands: bool = True) -> 
         file.check_sight(bots, limits)
     return Tournament(
         path=path, name=name, game=game, params=params, time_control=time_control,
-        limits=limits, bots=bots, description=description, **ints,
+        limits=limits, bots=bots, description=description, title=title, site=file.site(), **ints,
         format=fmt, challengers=challengers, rounds=rounds, openings=openings,
     )
 
@@ -326,6 +341,19 @@ class _File:
             return Limits.from_dict(raw)
         except (TypeError, ValueError) as exc:
             raise self.bad("limits", str(exc)) from None
+
+    def site(self) -> SiteOptions:
+        """The [site] table."""
+        raw = self.data.get("site", {})
+        if not isinstance(raw, dict):
+            raise self.bad("site", f"must be a table (show_commands = false), got {raw!r}")
+        unknown = sorted(set(raw) - SITE_KEYS)
+        if unknown:
+            raise self.bad(f"site.{unknown[0]}", f"unknown key (known: {', '.join(sorted(SITE_KEYS))})")
+        show = raw.get("show_commands", True)
+        if not isinstance(show, bool):
+            raise self.bad("site.show_commands", f"must be true or false, got {show!r}")
+        return SiteOptions(show_commands=show)
 
     def bots(self, check_commands: bool) -> tuple[BotEntry, ...]:
         raw_bots = self.data.get("bots")

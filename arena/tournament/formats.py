@@ -14,6 +14,17 @@ FORMATS = ("round_robin", "gauntlet", "swiss")
 """The values of the tournament file's `format` key."""
 
 
+def total_games(fmt: str, bots: int, games: int, challengers: int = 0, rounds: int = 0) -> int:
+    """Every game of a tournament of `bots` bots and `games` games a pairing: a round-robin's
+    bots x (bots - 1) / 2 pairings, a gauntlet's challengers x (bots - challengers), a Swiss's
+    `rounds` rounds of bots // 2 pairings (the odd bot out has a bye)."""
+    if fmt == "gauntlet":
+        return challengers * (bots - challengers) * games
+    if fmt == "swiss":
+        return rounds * (bots // 2) * games
+    return bots * (bots - 1) // 2 * games
+
+
 @dataclass(frozen=True)
 class Pairing:
     """Bots `a` and `b` (a listed first in the tournament file) and the number of games they play."""

@@ -58,7 +58,7 @@ from arena.tournament.config import (  # re-exported: `runner.load` and the rest
     from_dict,
     load,
 )
-from arena.tournament.store import DB_NAME, Store, StoreError, fingerprint_change
+from arena.tournament.store import DB_NAME, RESULTS_DIR_MODE, Store, StoreError, fingerprint_change
 
 __all__ = [
     "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME", "BotEntry",
@@ -513,6 +513,9 @@ def run(
     a ProcessPoolExecutor of `concurrency` workers (spawned, each watching that the parent lives).
     A Swiss is played round by round: each round is planned from the stored results once the round
     before it is stored. StoreError if the file changed in a way that breaks exactly-once.
+
+    The results directory, its database and the run's lock are created the user's only (0700,
+    0600), whatever the umask.
     """
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -522,18 +525,14 @@ def run(
     summary = RunSummary()
     out = tournament.results_dir(results_root)
     tournament = sealed(tournament, out, progress)
-    umask = os.umask(0o077)  # results, logs and game files: the staff's user's only
-    try:
-        return _run(tournament, out, concurrency, executor, progress, task, started, summary, eta_s, reuse,
-                    retry_aborted)
-    finally:
-        os.umask(umask)
+    return _run(tournament, out, concurrency, executor, progress, task, started, summary, eta_s, reuse,
+                retry_aborted)
 
 
 def _run(tournament: Tournament, out: Path, concurrency: int, executor: Executor | None,
          progress: TextIO | None, task: Callable[[MatchSpec], list[str]], started: float,
          summary: RunSummary, eta_s: float | None, reuse: bool, retry_aborted: bool = False) -> RunSummary:
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
     with exclusive(out / LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
         store.accept_fingerprint(tournament.fingerprint())
         if retry_aborted:
@@ -704,8 +703,9 @@ def sealed(tournament: Tournament, out: Path, stream: TextIO | None = sys.stderr
 @contextlib.contextmanager
 def exclusive(path: Path, name: str) -> Iterator[None]:
     """Hold an exclusive lock on `path` (released by the kernel even after kill -9): two runs of the
-    same tournament at once would play the same games twice (though each would be stored once)."""
-    with open(path, "a+") as handle:
+    same tournament at once would play the same games twice (though each would be stored once).
+    A new lock file is the user's only (0600)."""
+    with open(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600), "a+") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

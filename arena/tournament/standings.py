@@ -1,27 +1,40 @@
-"""Standings, crosstable and games table with pandas; text and markdown with tabulate; `publish`
-(the md and csv files; the website is arena.site's).
+"""The standings of a tournament: one `Standings` value, computed here and only here (`compute`)
+from the stored games and the tournament's fingerprint (its format: round robin, gauntlet, Swiss
+with byes), and rendered here as text and markdown (tabulate) and csv. `arena standings`, the md
+and csv files of `publish` and the website (arena.site) all render that one value; none of them
+ranks or counts anything itself.
 
 The only module of arena that imports pandas and tabulate.
 
+Which games count: `counted` (every stored game today); the standings, crosstable, rounds and
+Elo are made of those games only.
+
 Scoring (`GameRecord.points`): a win is 1 point, a draw 0.5, a loss 0; a forfeit is a loss for the
 bot that broke the arena's rules, and a double forfeit (neither bot could play) scores 0 for both
-and is left out of Elo. An aborted game counts for nothing (`scored_records`); `report` lists it.
-Ranks, one sort: points, then head-to-head score (points against the other
-bots level on points), then Sonneborn-Berger (the sum over its opponents of the points it scored
-against each x that opponent's total), then wins; bots level on all four share a rank, shown `2=`
-(ranks 1, 2=, 2=, 4). Elo comes from `arena.tournament.ratings.fit` (maximum likelihood).
+and is left out of Elo. Elo comes from `arena.tournament.ratings.fit` (maximum likelihood, all
+counted games at once). SB (Sonneborn-Berger) is the sum over a bot's opponents of the points it
+scored against each x that opponent's total.
 
-A Swiss tournament (format = "swiss") adds a bye's points (a won pairing: 1 point a game of it) to
-the bot that sat out, a "byes" column, and a "Buchholz" column (the sum of its opponents' points,
-byes included; a bye adds nothing to the Buchholz of the bot that had it); its ranks are by points,
-then Buchholz, then Sonneborn-Berger, then wins.
+Ranks, by format (bots level on every key share a rank, shown `2=`: ranks 1, 2=, 2=, 4):
+- round robin: points, then head-to-head score (points against the other bots level on points),
+  then SB, then wins.
+- Swiss (format = "swiss"): points, then Buchholz (the sum of its opponents' points, byes
+  included), then SB, then wins. The bot that sits a round out has a bye: a won pairing, 1 point
+  for each game of a pairing, which counts in `score %` as the games it stands for (so score %
+  never exceeds 100); the `byes` column counts byes, and a bye is not a game (`games`) and adds
+  nothing to Buchholz. `rounds` holds the rounds paired so far, round by round.
+- gauntlet (format = "gauntlet"): two tables, the challengers' and the field's (the bots they
+  challenge), each ranked by score %, then SB, then wins: a challenger plays every field bot, a
+  field bot only the challengers, so their points are not comparable. The crosstable has a row
+  per challenger and a column per field bot.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,162 +45,28 @@ from tabulate import tabulate
 from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import params_text
 from arena.tournament.aborted import aborted_note
-from arena.tournament.formats import bye_points, swiss_rounds
+from arena.tournament.formats import bye_points, swiss_rounds, total_games
 from arena.tournament.pairs import pair_factor
 from arena.tournament.ratings import DEFAULT_PRIOR_DRAWS, fit
 from arena.tournament.store import DB_NAME, Store, StoredGame, pairing_results
 
 STANDINGS_COLUMNS = ["rank", "bot", "games", "wins", "draws", "losses", "points", "score %", "elo", "elo ±",
                      "SB", "forfeits", "forfeit reasons", "errors"]
-"""The standings' columns; "score diff" follows when the game keeps a score."""
+"""The standings' columns; "score diff" follows when the game keeps a score, "byes" and
+"Buchholz" in a Swiss."""
+
+
+def counted(games: Iterable[StoredGame]) -> list[StoredGame]:
+    """The stored games that count for the standings, the crosstable, the rounds and Elo: every
+    one but the aborted ones (arena.tournament.aborted), which have no result. The one place that
+    decides it."""
+    return [g for g in games if not g.record.is_aborted()]
 
 
 def scored_records(games: Iterable[GameRecord | StoredGame]) -> list[GameRecord]:
-    """The games the standings, the crosstable and Elo count: every one but the aborted ones
-    (arena.tournament.aborted), which have no result. The one place they are left out."""
+    """The records of the games that count (`counted`), from stored games or bare records."""
     records = [g.record if isinstance(g, StoredGame) else g for g in games]
     return [r for r in records if not r.is_aborted()]
-
-
-@dataclass
-class _Tally:
-    """One bot's results so far."""
-
-    name: str
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    points: float = 0.0
-    forfeits: int = 0
-    reasons: Counter = field(default_factory=Counter)
-    errors: int = 0
-    """Games in which the bot had at least one error of its own (record.errors)."""
-    score_diff: int = 0
-    byes: float = 0.0
-    """Points of its byes (a Swiss), already in `points`."""
-    versus: dict[str, float] = field(default_factory=dict)
-    """Points scored against each opponent."""
-
-    def add(self, opponent: str, pts: float) -> None:
-        self.games += 1
-        self.points += pts
-        if pts == 1:
-            self.wins += 1
-        elif pts == 0.5:
-            self.draws += 1
-        else:
-            self.losses += 1
-        self.versus[opponent] = self.versus.get(opponent, 0.0) + pts
-
-    def sonneborn_berger(self, tallies: dict[str, _Tally]) -> float:
-        """The sum over opponents of (points scored against them) x (their total points)."""
-        return sum(p * tallies[opp].points for opp, p in self.versus.items())
-
-    def buchholz(self, tallies: dict[str, _Tally]) -> float:
-        """The sum of its opponents' total points (a Swiss tie-break)."""
-        return sum(tallies[opp].points for opp in self.versus)
-
-    def head_to_head(self, group: set[str]) -> float:
-        """Points scored against the other bots of `group` (the bots level with it on points)."""
-        return sum(p for opp, p in self.versus.items() if opp in group and opp != self.name)
-
-
-def _tally(records: list[GameRecord], names: list[str]) -> tuple[dict[str, _Tally], bool]:
-    """Every bot's tally, and whether the game keeps a score."""
-    tallies = {n: _Tally(n) for n in names}
-    scored = False
-    for r in records:
-        double = r.is_double_forfeit()
-        for seat in (0, 1):
-            me, opp = r.players[seat], r.players[1 - seat]
-            t = tallies[me]
-            t.add(opp, r.points(seat))
-            if r.scores is not None:
-                scored = True
-                t.score_diff += r.scores[seat] - r.scores[1 - seat]
-            if seat < len(r.errors or []) and r.errors[seat]:
-                t.errors += 1
-            if double:
-                t.forfeits += 1
-                t.reasons[Forfeit.DOUBLE_FORFEIT.value] += 1
-        if not double and r.forfeit and r.forfeit.get("seat") in (0, 1):
-            t = tallies[r.players[r.forfeit["seat"]]]
-            t.forfeits += 1
-            t.reasons[str(r.forfeit.get("reason", "unknown"))] += 1
-    return tallies, scored
-
-
-def _ranked(tallies: dict[str, _Tally], swiss: bool = False) -> list[tuple[int, _Tally, float]]:
-    """(rank, tally, SB) best first: by points, then head-to-head score among the bots level on
-    points (a Swiss: Buchholz), then Sonneborn-Berger, then wins; bots level on all four share a
-    rank (1, 2, 2, 4)."""
-    sb = {n: t.sonneborn_berger(tallies) for n, t in tallies.items()}
-    level: dict[float, set[str]] = {}
-    for n, t in tallies.items():
-        level.setdefault(t.points, set()).add(n)
-
-    def key(t: _Tally) -> tuple[float, float, float, int]:
-        second = t.buchholz(tallies) if swiss else t.head_to_head(level[t.points])
-        return (t.points, second, sb[t.name], t.wins)
-
-    order = sorted(tallies.values(), key=lambda t: (tuple(-k for k in key(t)), t.name))
-    ranked: list[tuple[int, _Tally, float]] = []
-    for i, t in enumerate(order):
-        rank = ranked[-1][0] if i and key(t) == key(order[i - 1]) else i + 1
-        ranked.append((rank, t, sb[t.name]))
-    return ranked
-
-
-def standings(games: Iterable[GameRecord | StoredGame], bots: Sequence[str] | None = None,
-              prior_draws: float = DEFAULT_PRIOR_DRAWS, byes: dict[str, float] | None = None,
-              paired: bool = False) -> pd.DataFrame:
-    """One row per bot, best first: STANDINGS_COLUMNS, plus "score diff" when the game scores.
-
-    `byes` (a Swiss: bot -> points of its byes, see `swiss_byes`) adds those points and the
-    "byes" and "Buchholz" columns, and ranks by points, Buchholz, then Sonneborn-Berger.
-
-    "rank" is a number; bots level on every tie-break share it, and the shown tables (text,
-    markdown, html) write it `1=`. A double forfeit scores 0 for both and counts for no rating.
-    `paired` (balanced openings): each bot's "elo ±" counts its game pairs, not its games, as the
-    independent results (`paired_error_factors`).
-    """
-    games = list(games)
-    records = scored_records(games)
-    names = list(dict.fromkeys([*(bots or []), *(p for r in records for p in r.players)]))
-    tallies, scored = _tally(records, names)
-    results = [(r.players[0], r.players[1], r.points(0)) for r in records if not r.is_double_forfeit()]
-    ratings = fit(results, players=names, prior_draws=prior_draws)
-    factors = paired_error_factors(games) if paired else {}
-    for n, extra in (byes or {}).items():
-        if n in tallies:
-            tallies[n].points += extra
-            tallies[n].byes += extra
-    table = []
-    for rank, t, sb in _ranked(tallies, swiss=byes is not None):
-        rating = ratings.get(t.name)
-        entry = {
-            "rank": rank, "bot": t.name, "games": t.games, "wins": t.wins, "draws": t.draws,
-            "losses": t.losses, "points": t.points,
-            "score %": round(100.0 * t.points / t.games, 1) if t.games else float("nan"),
-            "elo": round(rating.elo, 1) if rating else float("nan"),
-            "elo ±": round(rating.ci95 * factors.get(t.name, 1.0), 1) if rating else float("nan"),
-            "SB": sb, "forfeits": t.forfeits,
-            "forfeit reasons": ", ".join(f"{k} {v}" for k, v in sorted(t.reasons.items())),
-            "errors": t.errors,
-        }
-        if scored:
-            entry["score diff"] = t.score_diff
-        if byes is not None:
-            entry["byes"] = t.byes
-            entry["Buchholz"] = t.buchholz(tallies)
-        table.append(entry)
-    swiss = ["byes", "Buchholz"] if byes is not None else []
-    columns = STANDINGS_COLUMNS + (["score diff"] if scored else []) + swiss
-    df = pd.DataFrame(table, columns=columns)
-    if df.empty:
-        df["rank"] = pd.Series(dtype=int)
-    return df
 
 
 def paired_error_factors(games: Iterable[GameRecord | StoredGame]) -> dict[str, float]:
@@ -212,23 +91,374 @@ def paired_error_factors(games: Iterable[GameRecord | StoredGame]) -> dict[str, 
     return {bot: factor for bot, pts in by_bot.items() if (factor := pair_factor(pts)) is not None}
 
 
+@dataclass
+class Score:
+    """Games played, wins, draws, losses and points: a bot's against one opponent (a crosstable
+    cell) or in all (byes not included)."""
+
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    points: float = 0.0
+    pairing: str = ""
+    """A crosstable cell's pairing (the name its games are stored under); "" for a total."""
+
+    def add(self, pts: float) -> None:
+        """One more game in which the bot scored `pts` (a double forfeit's 0 is a loss)."""
+        self.games += 1
+        self.points += pts
+        if pts == 1:
+            self.wins += 1
+        elif pts == 0.5:
+            self.draws += 1
+        else:
+            self.losses += 1
+
+
+@dataclass
+class _Tally:
+    """One bot's results so far."""
+
+    name: str
+    total: Score = field(default_factory=Score)
+    forfeits: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    errors: int = 0
+    """Games in which the bot had at least one error of its own (record.errors)."""
+    score_diff: int = 0
+    byes: int = 0
+    """Byes it had (a Swiss)."""
+    bye_points: float = 0.0
+    bye_games: int = 0
+    """The games its byes stand for (a bye is a won pairing of games_per_pairing games)."""
+    versus: dict[str, Score] = field(default_factory=dict)
+    """Its results against each opponent."""
+
+    @property
+    def points(self) -> float:
+        return self.total.points + self.bye_points
+
+    @property
+    def score_pct(self) -> float:
+        """Points per game (byes as the games they stand for), in percent; NaN before any."""
+        games = self.total.games + self.bye_games
+        return round(100.0 * self.points / games, 1) if games else math.nan
+
+    def add(self, opponent: str, pairing: str, pts: float) -> None:
+        self.total.add(pts)
+        self.versus.setdefault(opponent, Score(pairing=pairing)).add(pts)
+
+    def add_bye(self, games: int) -> None:
+        self.byes += 1
+        self.bye_games += games
+        self.bye_points += bye_points(games)
+
+    def sonneborn_berger(self, tallies: dict[str, _Tally]) -> float:
+        """The sum over opponents of (points scored against them) x (their total points)."""
+        return sum(s.points * tallies[opp].points for opp, s in self.versus.items())
+
+    def buchholz(self, tallies: dict[str, _Tally]) -> float:
+        """The sum of its opponents' total points (a Swiss tie-break)."""
+        return sum(tallies[opp].points for opp in self.versus)
+
+    def head_to_head(self, group: set[str]) -> float:
+        """Points scored against the other bots of `group` (the bots level with it on points)."""
+        return sum(s.points for opp, s in self.versus.items() if opp in group and opp != self.name)
+
+
+def _tally(games: list[StoredGame], names: list[str]) -> tuple[dict[str, _Tally], bool]:
+    """Every bot's tally, and whether the game keeps a score."""
+    tallies = {n: _Tally(n) for n in names}
+    scored = False
+    for g in games:
+        r = g.record
+        double = r.is_double_forfeit()
+        for seat in (0, 1):
+            me, opp = r.players[seat], r.players[1 - seat]
+            t = tallies[me]
+            t.add(opp, g.pairing, r.points(seat))
+            if r.scores is not None:
+                scored = True
+                t.score_diff += r.scores[seat] - r.scores[1 - seat]
+            if seat < len(r.errors or []) and r.errors[seat]:
+                t.errors += 1
+            if double:
+                t.forfeits += 1
+                t.reasons[Forfeit.DOUBLE_FORFEIT.value] += 1
+        if not double and r.forfeit and r.forfeit.get("seat") in (0, 1):
+            t = tallies[r.players[r.forfeit["seat"]]]
+            t.forfeits += 1
+            t.reasons[str(r.forfeit.get("reason", "unknown"))] += 1
+    return tallies, scored
+
+
+RankKey = Callable[[_Tally], tuple[float, ...]]
+
+
+def _round_robin_key(tallies: dict[str, _Tally], group: list[str]) -> RankKey:
+    """Points, head-to-head among the bots of `group` level on points, SB, wins."""
+    level: dict[float, set[str]] = {}
+    for n in group:
+        level.setdefault(tallies[n].points, set()).add(n)
+    return lambda t: (t.points, t.head_to_head(level[t.points]), t.sonneborn_berger(tallies), t.total.wins)
+
+
+def _swiss_key(tallies: dict[str, _Tally], group: list[str]) -> RankKey:
+    """Points (byes included), Buchholz, SB, wins."""
+    return lambda t: (t.points, t.buchholz(tallies), t.sonneborn_berger(tallies), t.total.wins)
+
+
+def _gauntlet_key(tallies: dict[str, _Tally], group: list[str]) -> RankKey:
+    """Score % (a bot without games last), SB, wins."""
+    return lambda t: (-1.0 if math.isnan(t.score_pct) else t.score_pct, t.sonneborn_berger(tallies),
+                      t.total.wins)
+
+
+_RANKING: dict[str, tuple[Callable[[dict[str, _Tally], list[str]], RankKey], str]] = {
+    "round_robin": (_round_robin_key, "points, then head-to-head, then SB, then wins"),
+    "swiss": (_swiss_key, "points (byes included), then Buchholz, then SB, then wins"),
+    "gauntlet": (_gauntlet_key, "score %, then SB, then wins"),
+}
+"""Per format: the sort key of a table's bots (made from the tallies and the table's bots), and
+the order in words."""
+
+
+def _ranked(tallies: dict[str, _Tally], group: list[str], key: RankKey) -> list[tuple[int, _Tally]]:
+    """(rank, tally) of the bots of `group`, best first; bots level on the whole key share a rank."""
+    order = sorted((tallies[n] for n in group), key=lambda t: (tuple(-k for k in key(t)), t.name))
+    ranked: list[tuple[int, _Tally]] = []
+    for i, t in enumerate(order):
+        rank = ranked[-1][0] if i and key(t) == key(order[i - 1]) else i + 1
+        ranked.append((rank, t))
+    return ranked
+
+
+# --- the value ---
+
+@dataclass(frozen=True)
+class Table:
+    """One ranked table of the standings."""
+
+    name: str
+    """"standings"; a gauntlet's two are "challengers" and "field"."""
+    title: str
+    ranked_by: str
+    """The order in words: "points, then head-to-head, then SB, then wins"."""
+    frame: pd.DataFrame
+    """One row per bot, best first: STANDINGS_COLUMNS (+ "score diff", "byes", "Buchholz");
+    "rank" is a number, shared by bots level on every key (`display_standings` writes it `2=`)."""
+
+
+@dataclass(frozen=True)
+class Crosstable:
+    """Results of each row bot against each column bot (the same bots in both, in the standings'
+    order; a gauntlet's rows are the challengers, its columns the field)."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: dict[tuple[str, str], Score]
+    """(bot, opponent) -> the bot's results against that opponent, for every pair that played."""
+
+    def frame(self) -> pd.DataFrame:
+        """Points of the row bot against the column bot (NaN on the diagonal and where none were
+        played)."""
+        df = pd.DataFrame(math.nan, index=pd.Index(list(self.rows), name="bot"), columns=list(self.columns))
+        for me in self.rows:
+            for opp in self.columns:
+                cell = self.cells.get((me, opp))
+                if cell is not None:
+                    df.at[me, opp] = cell.points
+        return df
+
+
+@dataclass(frozen=True)
+class RoundPairing:
+    """One pairing of a Swiss round and how far it has been played."""
+
+    pairing: str
+    a: str
+    b: str
+    games: int
+    played: int
+    points_a: float
+    points_b: float
+
+
+@dataclass(frozen=True)
+class Round:
+    """One Swiss round as paired from the stored games: its pairings and its bye."""
+
+    number: int
+    pairings: tuple[RoundPairing, ...]
+    bye: str | None
+    bye_points: float
+
+    @property
+    def played(self) -> int:
+        return sum(p.played for p in self.pairings)
+
+    @property
+    def games(self) -> int:
+        return sum(p.games for p in self.pairings)
+
+
+@dataclass(frozen=True)
+class Standings:
+    """A tournament's results as every table shows them, made by `compute`."""
+
+    name: str
+    """The tournament's name ("" when the fingerprint has none)."""
+    game: str
+    params: str
+    """The game's parameters in the game's own order ("rows=6, cols=6")."""
+    time_control: str
+    format: str
+    """"round_robin", "gauntlet" or "swiss"."""
+    games_per_pairing: int
+    bots: tuple[str, ...]
+    challengers: tuple[str, ...]
+    rounds_planned: int
+    """A Swiss's rounds (0 for the other formats)."""
+    played: int
+    """Counted games."""
+    planned: int
+    """Every game of the tournament (a Swiss: all its rounds)."""
+    tables: tuple[Table, ...]
+    """One table; a gauntlet's challengers and field."""
+    crosstable: Crosstable
+    rounds: tuple[Round, ...]
+    """A Swiss's rounds paired so far, the one being played last; () for the other formats."""
+    isolation: str
+    """"" or "; bots were NOT isolated in N of M games (why)" (`isolation_note`)."""
+    clock: str = "wall"
+    """What a move was charged: "wall" or "cpu" time (the fingerprint's `clock`)."""
+    under_load: int = 0
+    """Counted games played under load (GameRecord.loaded_moves)."""
+    aborted: str = ""
+    """The aborted games with both bots' last output (arena.tournament.aborted.aborted_note), or ""."""
+
+    def format_text(self) -> str:
+        """"round robin", "gauntlet of alice, bob", "Swiss of 7 rounds"."""
+        if self.format == "gauntlet":
+            return f"gauntlet of {', '.join(self.challengers)}"
+        if self.format == "swiss":
+            return f"Swiss of {self.rounds_planned} rounds"
+        return self.format.replace("_", " ")
+
+    def summary(self) -> str:
+        """The line above every table: the tournament, its format and the games played."""
+        kind = "" if self.format == "round_robin" else f"{self.format_text()}, "
+        cpu = " of CPU" if self.clock == "cpu" else ""
+        return (f"{self.name or '?'}: {self.game}{f' ({self.params})' if self.params else ''}, "
+                f"time {self.time_control} s{cpu}, {len(self.bots)} bots, "
+                f"{kind}{self.games_per_pairing} games a pairing: {self.played}/{self.planned} games played"
+                f"{self.isolation}{f'; {self.under_load} played under load' if self.under_load else ''}")
+
+    def opponents(self, bot: str) -> list[tuple[str, Score]]:
+        """`bot`'s results against each opponent it played, in the order of the standings."""
+        cells = self.crosstable.cells
+        return [(opp, cells[bot, opp]) for t in self.tables for opp in t.frame["bot"] if (bot, opp) in cells]
+
+
+def compute(fingerprint: dict[str, Any], games: Sequence[StoredGame],
+            prior_draws: float = DEFAULT_PRIOR_DRAWS) -> Standings:
+    """The standings of a tournament from its fingerprint (Store.fingerprint: name, game, params,
+    format, bots, challengers, rounds...) and its stored games (`counted` decides which count)."""
+    fmt = str(fingerprint.get("format") or "round_robin")
+    bots = [b["name"] for b in fingerprint.get("bots", [])]
+    per = int(fingerprint.get("games_per_pairing") or 0)
+    challengers = tuple(fingerprint.get("challengers") or ()) if fmt == "gauntlet" else ()
+    rounds_planned = int(fingerprint.get("rounds") or 0) if fmt == "swiss" else 0
+    games_counted = counted(games)
+    names = list(dict.fromkeys([*bots, *(p for g in games_counted for p in g.record.players)]))
+    tallies, scored = _tally(games_counted, names)
+    rounds = _rounds(bots, per, rounds_planned, games, tallies) if fmt == "swiss" else ()
+    for r in rounds:
+        if r.bye in tallies:
+            tallies[r.bye].add_bye(per)
+    results = [(r.players[0], r.players[1], r.points(0)) for r in (g.record for g in games_counted)
+               if not r.is_double_forfeit()]
+    ratings = fit(results, players=names, prior_draws=prior_draws)
+    factors = paired_error_factors(games_counted) if "openings" in fingerprint else {}
+    make_key, ranked_by = _RANKING.get(fmt, _RANKING["round_robin"])
+    if fmt == "gauntlet":
+        groups = [("challengers", "Challengers", [n for n in names if n in challengers]),
+                  ("field", "Field", [n for n in names if n not in challengers])]
+    else:
+        groups = [("standings", "Standings", names)]
+    tables = tuple(
+        Table(name, title, ranked_by, _frame(_ranked(tallies, group, make_key(tallies, group)), tallies,
+                                             ratings, scored, fmt == "swiss", factors))
+        for name, title, group in groups)
+    order = [list(t.frame["bot"]) for t in tables]
+    rows, columns = (order[0], order[1]) if fmt == "gauntlet" else (order[0], order[0])
+    cells = {(me, opp): s for me in names for opp, s in tallies[me].versus.items()}
+    planned = total_games(fmt, len(bots), per, len(challengers), rounds_planned)
+    return Standings(
+        name=str(fingerprint.get("name") or ""), game=str(fingerprint.get("game", "?")),
+        params=params_text(str(fingerprint.get("game", "")), fingerprint.get("params") or {}),
+        time_control=str(fingerprint.get("time_control", "?")), format=fmt, games_per_pairing=per,
+        bots=tuple(bots), challengers=challengers, rounds_planned=rounds_planned,
+        played=len(games_counted), planned=planned, tables=tables,
+        crosstable=Crosstable(tuple(rows), tuple(columns), cells), rounds=rounds,
+        isolation=isolation_note(games_counted),
+        clock=str(fingerprint.get("clock", "wall")).split()[0],
+        under_load=sum(1 for g in games_counted if g.record.loaded_moves),
+        aborted=aborted_note(g.record for g in games),
+    )
+
+
+def _frame(ranked: list[tuple[int, _Tally]], tallies: dict[str, _Tally], ratings: dict[str, Any],
+           scored: bool, swiss: bool, factors: dict[str, float] | None = None) -> pd.DataFrame:
+    """One table's rows; `factors`: each bot's paired-openings factor on its "elo ±"."""
+    table = []
+    for rank, t in ranked:
+        rating = ratings.get(t.name)
+        entry = {
+            "rank": rank, "bot": t.name, "games": t.total.games, "wins": t.total.wins,
+            "draws": t.total.draws, "losses": t.total.losses, "points": t.points, "score %": t.score_pct,
+            "elo": round(rating.elo, 1) if rating else math.nan,
+            "elo ±": round(rating.ci95 * (factors or {}).get(t.name, 1.0), 1) if rating else math.nan,
+            "SB": t.sonneborn_berger(tallies), "forfeits": t.forfeits,
+            "forfeit reasons": ", ".join(f"{k} {v}" for k, v in sorted(t.reasons.items())),
+            "errors": t.errors,
+        }
+        if scored:
+            entry["score diff"] = t.score_diff
+        if swiss:
+            entry["byes"] = t.byes
+            entry["Buchholz"] = t.buchholz(tallies)
+        table.append(entry)
+    columns = STANDINGS_COLUMNS + (["score diff"] if scored else []) + (["byes", "Buchholz"] if swiss else [])
+    df = pd.DataFrame(table, columns=columns)
+    if df.empty:
+        df["rank"] = pd.Series(dtype=int)
+    return df
+
+
+def _rounds(bots: list[str], per: int, rounds: int, stored: Sequence[StoredGame],
+            tallies: dict[str, _Tally]) -> tuple[Round, ...]:
+    """A Swiss's rounds, paired again exactly as the run paired them (from every stored game), each
+    pairing with its counted results (two bots of a Swiss meet once: their crosstable cell)."""
+    try:
+        planned = swiss_rounds(bots, per, rounds, pairing_results(stored))
+    except ValueError:  # fewer than 2 bots, or no round left without a rematch
+        return ()
+    out = []
+    for r in planned:
+        pairings = []
+        for p in r.pairings:
+            a, b = tallies[p.a].versus.get(p.b, Score()), tallies[p.b].versus.get(p.a, Score())
+            pairings.append(RoundPairing(p.pairing_id, p.a, p.b, p.games, a.games, a.points, b.points))
+        out.append(Round(r.number, tuple(pairings), r.bye, bye_points(per) if r.bye is not None else 0.0))
+    return tuple(out)
+
+
 def shown_ranks(ranks: pd.Series) -> pd.Series:
     """Ranks as people read them: `2=` where bots share rank 2, else `2`."""
     counts = ranks.value_counts()
     return ranks.map(lambda r: f"{r}=" if counts[r] > 1 else str(r))
-
-
-def crosstable(games: Iterable[GameRecord | StoredGame], order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Points of the row bot against the column bot (NaN on the diagonal and where none were played)."""
-    records = scored_records(games)
-    names = list(dict.fromkeys([*(order or []), *(p for r in records for p in r.players)]))
-    df = pd.DataFrame(float("nan"), index=pd.Index(names, name="bot"), columns=names)
-    for r in records:
-        for seat in (0, 1):
-            me, opp = r.players[seat], r.players[1 - seat]
-            current = df.at[me, opp]
-            df.at[me, opp] = (0.0 if pd.isna(current) else current) + r.points(seat)
-    return df
 
 
 def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
@@ -324,6 +554,58 @@ def crosstable_text(df: pd.DataFrame, fmt: str = "simple") -> str:
                     colalign=align)
 
 
+def rounds_frame(rounds: Sequence[Round]) -> pd.DataFrame:
+    """A Swiss round by round: a row per pairing (the bot listed first starts its first game) and
+    one per bye, with the points each bot scored and the games played of the pairing's."""
+    rows = []
+    for r in rounds:
+        for p in r.pairings:
+            rows.append({"round": str(r.number), "bot": p.a,
+                         "points": f"{_num(p.points_a)}-{_num(p.points_b)}", "opponent": p.b,
+                         "games": f"{p.played} of {p.games}"})
+        if r.bye is not None:
+            rows.append({"round": str(r.number), "bot": r.bye, "points": f"bye: {_num(r.bye_points)}",
+                         "opponent": "", "games": ""})
+    return pd.DataFrame(rows, columns=["round", "bot", "points", "opponent", "games"])
+
+
+def rounds_text(rounds: Sequence[Round], fmt: str = "simple") -> str:
+    shown = rounds_frame(rounds)
+    return tabulate(shown, headers="keys", tablefmt=fmt, showindex=False, disable_numparse=True,
+                    colalign=("right", "left", "center", "left", "right"))
+
+
+def report_text(standings: Standings, fmt: str = "simple", crosstable: bool = True) -> str:
+    """What `arena standings` prints: the summary line, each table under its title and order, the
+    crosstable (unless `crosstable` is False) and, in a Swiss, the rounds; `fmt` "github" for
+    markdown (the titles then are headings)."""
+    def heading(words: str) -> str:
+        return f"## {words}" if fmt == "github" else words
+
+    parts = [standings.summary()]
+    for table in standings.tables:
+        parts += [heading(f"{table.title} (ranked by {table.ranked_by})"), standings_text(table.frame, fmt)]
+    if crosstable:
+        parts += [heading("Crosstable (points of the row bot against the column bot)"),
+                  crosstable_text(standings.crosstable.frame(), fmt)]
+    if standings.rounds:
+        parts += [heading(f"Rounds (a bye is a won pairing: {_num(bye_points(standings.games_per_pairing))} "
+                          "points)"), rounds_text(standings.rounds, fmt)]
+    if standings.aborted:
+        parts.append(standings.aborted)
+    return "\n\n".join(parts)
+
+
+def standings_csv(standings: Standings) -> str:
+    """standings.csv: every table's rows (a gauntlet's with a first column "group": challengers or
+    field), the ranks as numbers."""
+    if len(standings.tables) == 1:
+        return standings.tables[0].frame.to_csv(index=False)
+    frames = [t.frame.assign(group=t.name) for t in standings.tables]
+    both = pd.concat(frames, ignore_index=True)
+    return both[["group", *frames[0].columns.drop("group")]].to_csv(index=False)
+
+
 # --- from the database ---
 
 def load(results_dir: str | Path) -> tuple[dict[str, Any], list[StoredGame]]:
@@ -333,52 +615,14 @@ def load(results_dir: str | Path) -> tuple[dict[str, Any], list[StoredGame]]:
         return fingerprint, store.games()
 
 
-def swiss_byes(fingerprint: dict[str, Any], games: list[StoredGame]) -> dict[str, float] | None:
-    """For a Swiss tournament, bot -> points of its byes in the rounds paired so far; else None."""
-    if fingerprint.get("format") != "swiss":
-        return None
-    bots = [b["name"] for b in fingerprint.get("bots", [])]
-    per = fingerprint.get("games_per_pairing", 2)
-    try:
-        rounds = swiss_rounds(bots, per, fingerprint.get("rounds", 1), pairing_results(games))
-    except ValueError:
-        return {}
-    byes: dict[str, float] = {}
-    for r in rounds:
-        if r.bye is not None:
-            byes[r.bye] = byes.get(r.bye, 0.0) + bye_points(per)
-    return byes
-
-
-def summary_line(fingerprint: dict[str, Any], played: int) -> str:
-    bots = [b["name"] for b in fingerprint.get("bots", [])]
-    per = fingerprint.get("games_per_pairing", 0)
-    total = len(bots) * (len(bots) - 1) // 2 * per
-    kind = ""
-    if fingerprint.get("format") == "gauntlet":
-        challengers = fingerprint.get("challengers", [])
-        total = len(challengers) * (len(bots) - len(challengers)) * per
-        kind = f"gauntlet of {', '.join(challengers)}, "
-    elif fingerprint.get("format") == "swiss":
-        total = fingerprint.get("rounds", 0) * (len(bots) // 2) * per
-        kind = f"Swiss of {fingerprint.get('rounds', 0)} rounds, "
-    params = params_text(str(fingerprint.get("game", "")), fingerprint.get("params", {}))
-    return (f"{fingerprint.get('name', '?')}: {fingerprint.get('game', '?')}"
-            f"{f' ({params})' if params else ''}, time {fingerprint.get('time_control', '?')} s, "
-            f"{len(bots)} bots, {kind}{per} games a pairing: {played}/{total} games played")
+def read(results_dir: str | Path) -> Standings:
+    """The standings of the tournament whose results are in `results_dir`."""
+    return compute(*load(results_dir))
 
 
 def report(results_dir: str | Path, fmt: str = "simple") -> str:
-    """The text `arena standings` prints: a summary line, the standings and the crosstable."""
-    fingerprint, games = load(results_dir)
-    order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order, byes=swiss_byes(fingerprint, games), paired="openings" in fingerprint)
-    cross = crosstable(games, list(table["bot"]))
-    summary = summary_line(fingerprint, len(games)) + isolation_note(games)
-    aborted = aborted_note(g.record for g in games)
-    return "\n\n".join([summary, standings_text(table, fmt),
-                        "Crosstable (points of the row bot against the column bot)",
-                        crosstable_text(cross, fmt), *([aborted] if aborted else [])])
+    """The text `arena standings` prints (`report_text`)."""
+    return report_text(read(results_dir), fmt)
 
 
 def isolation_note(games: Sequence[StoredGame]) -> str:
@@ -396,11 +640,7 @@ def publish(results_dir: str | Path) -> list[Path]:
     arena.site's, in its own directory)."""
     out = Path(results_dir)
     fingerprint, games = load(out)
-    order = [b["name"] for b in fingerprint.get("bots", [])]
-    table = standings(games, order, byes=swiss_byes(fingerprint, games), paired="openings" in fingerprint)
-    cross = crosstable(games, list(table["bot"]))
-    gtable = games_table(games)
-    summary = summary_line(fingerprint, len(games)) + isolation_note(games)
+    standings = compute(fingerprint, games)
     written: list[Path] = []
 
     def write(name: str, text: str) -> None:
@@ -410,12 +650,12 @@ def publish(results_dir: str | Path) -> list[Path]:
         os.replace(tmp, path)
         written.append(path)
 
-    write("standings.md", f"# {fingerprint.get('name', 'tournament')}\n\n{summary}\n\n"
-          + standings_text(table, "github") + "\n")
-    write("standings.csv", table.to_csv(index=False))
+    write("standings.md", f"# {standings.name or 'tournament'}\n\n"
+          + report_text(standings, "github", crosstable=False) + "\n")
+    write("standings.csv", standings_csv(standings))
     write("crosstable.md", "Points of the row bot against the column bot.\n\n"
-          + crosstable_text(cross, "github") + "\n")
-    write("games.csv", gtable.to_csv(index=False))
+          + crosstable_text(standings.crosstable.frame(), "github") + "\n")
+    write("games.csv", games_table(games).to_csv(index=False))
     records = out / "records"
     records.mkdir(exist_ok=True)
     writer = _santorini_writer() if fingerprint.get("game") == "santorini" else None
@@ -424,10 +664,10 @@ def publish(results_dir: str | Path) -> list[Path]:
         write(f"records/{stem}.json", json.dumps(g.record.to_dict(), indent=1, sort_keys=True) + "\n")
         if writer is not None:
             try:
-                text = writer([*g.record.start_moves, *(m.move for m in g.record.moves)])
+                moves = writer([*g.record.start_moves, *(m.move for m in g.record.moves)])
             except ValueError:
                 continue  # a record whose moves do not make a game file is still in its JSON
-            write(f"records/{stem}.txt", text if text.endswith("\n") else text + "\n")
+            write(f"records/{stem}.txt", moves if moves.endswith("\n") else moves + "\n")
     return written
 
 

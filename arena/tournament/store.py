@@ -26,8 +26,10 @@
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -39,6 +41,11 @@ from arena.match.records import ABORTED, GameRecord
 
 SCHEMA_VERSION = 1
 DB_NAME = "results.sqlite"
+DB_MODE = 0o600
+"""A new results database (and so its -wal and -shm files, which SQLite gives the database's
+mode): the user's only, whatever the umask."""
+RESULTS_DIR_MODE = 0o700
+"""A new results directory (the database, the run's lock, md/csv and records): the user's only."""
 _BUSY_TIMEOUT_S = 30.0
 
 _SCHEMA = """
@@ -148,7 +155,9 @@ class Store:
             raise StoreError(f"no results yet: {self.path} does not exist")
         try:
             if create:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):  # an empty file is a new database
+                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_MODE))
             self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
             if create:
