@@ -242,7 +242,10 @@ class SiteBuilder:
         return {
             "name": name, "title": options.title or name, "description": options.description,
             "game": standings.game, "params": standings.params,
-            "clock": model.describe_clock(standings.time_control),
+            "clock": model.describe_clock(standings.time_control) + (
+                f" of CPU time (a move may take {standings.wall_factor:g} times as long in wall time)"
+                if standings.clock == "cpu" else ""),
+            "under_load": standings.under_load,
             "format": standings.format_text(), "rounds": bool(standings.rounds),
             "bye_points": bye_points(standings.games_per_pairing),
             "games_per_pairing": standings.games_per_pairing, "bots": list(standings.bots),

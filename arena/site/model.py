@@ -267,6 +267,12 @@ class GameRow:
     max_move_s: list[float]
     started_at: str
     file: str
+    clock: str = "wall"
+    """What each move was charged: "wall" or "cpu" time."""
+    cpu_s: list[float | None] | None = None
+    """Per seat, the CPU seconds its moves used (None where unknown)."""
+    loaded_moves: int = 0
+    """Moves played while a bot was kept from a CPU (the game was played under load)."""
 
 
 def game_row(stored: StoredGame) -> GameRow:
@@ -283,8 +289,15 @@ def game_row(stored: StoredGame) -> GameRow:
         result=result(r), winner="" if w is None else r.players[w], reason=r.reason, plies=len(r.moves),
         forfeits=forfeits(r), errors=errors(r), isolation=isolation(r),
         time_s=[round(t, 3) for t in used], max_move_s=[round(t, 3) for t in longest],
-        started_at=r.started_at, file=safe_name(r.game_id),
+        started_at=r.started_at, file=safe_name(r.game_id), clock=getattr(r, "clock", "wall"),
+        cpu_s=[_cpu_total(r, seat) for seat in (0, 1)], loaded_moves=getattr(r, "loaded_moves", 0),
     )
+
+
+def _cpu_total(record: GameRecord, seat: int) -> float | None:
+    """The CPU seconds seat `seat`'s moves used, None where no move says."""
+    cpus = [m.cpu_s for m in record.moves if m.seat == seat and m.cpu_s is not None]
+    return round(sum(cpus), 3) if cpus else None
 
 
 def game_page(stored: StoredGame) -> dict[str, Any]:
@@ -442,6 +455,7 @@ def bot_page(name: str, command: str, row: dict[str, Any], opponents: list[tuple
         seat = r.players.index(name)
         opponent = r.players[1 - seat]
         times = [m.time_s for m in r.moves if m.seat == seat]
+        cpus = [m.cpu_s for m in r.moves if m.seat == seat and m.cpu_s is not None]
         all_times += times
         median = statistics.median(times) if times else 0.0
         worst = max(times) if times else 0.0
@@ -449,7 +463,9 @@ def bot_page(name: str, command: str, row: dict[str, Any], opponents: list[tuple
         page.games.append({"game_id": r.game_id, "file": safe_name(r.game_id), "seat": seat,
                            "opponent": opponent, "result": result(r), "points": points(r, seat),
                            "reason": r.reason, "plies": len(r.moves), "median_s": round(median, 4),
-                           "max_s": round(worst, 4), "errors": errors(r)[seat]})
+                           "max_s": round(worst, 4), "errors": errors(r)[seat],
+                           "median_cpu_s": round(statistics.median(cpus), 4) if cpus else None,
+                           "loaded": sum(1 for m in r.moves if m.seat == seat and m.under_load())})
         for f in forfeits(r):
             if f["seat"] == seat:
                 page.forfeits.append({**f, "game_id": r.game_id, "file": safe_name(r.game_id)})

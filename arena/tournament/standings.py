@@ -332,7 +332,9 @@ class Standings:
     isolation: str
     """"" or "; bots were NOT isolated in N of M games (why)" (`isolation_note`)."""
     clock: str = "wall"
-    """What a move was charged: "wall" or "cpu" time (the fingerprint's `clock`)."""
+    """What a move was charged: "wall" or "cpu" time (the fingerprint's `clock`, "cpu x3")."""
+    wall_factor: float = 3.0
+    """On a "cpu" clock, how many times its time a move may take in wall time."""
     under_load: int = 0
     """Counted games played under load (GameRecord.loaded_moves)."""
     aborted: str = ""
@@ -404,6 +406,7 @@ def compute(fingerprint: dict[str, Any], games: Sequence[StoredGame],
         crosstable=Crosstable(tuple(rows), tuple(columns), cells), rounds=rounds,
         isolation=isolation_note(games_counted),
         clock=str(fingerprint.get("clock", "wall")).split()[0],
+        wall_factor=float(str(fingerprint.get("clock", "wall x3")).partition(" x")[2] or 3),
         under_load=sum(1 for g in games_counted if g.record.loaded_moves),
         aborted=aborted_note(g.record for g in games),
     )
