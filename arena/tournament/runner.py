@@ -325,6 +325,9 @@ def _interrupts_held() -> Iterator[None]:
     while it imports, before its own handler is in place (_init_worker unblocks it); and, in the main
     thread, only noted, so that it does not land in an at-fork callback, where it would be lost. An
     interrupt that came meanwhile is raised at the end."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()  # started later, it would unblock SIGINT behind our back
     main = threading.current_thread() is threading.main_thread()
     noted: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum)) if main else None
