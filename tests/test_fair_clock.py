@@ -24,6 +24,8 @@ from arena.match.spec import BotSpec, MatchSpec
 HERE = Path(__file__).resolve().parent
 PARAMS = {"rows": 8, "cols": 8}
 LIMIT_S = 0.1
+MARGIN_S = 0.01
+"""The clocks' margin here: small, so that 130% of the limit is past limit + margin."""
 
 
 def burner(share: float) -> BotSpec:
@@ -54,7 +56,7 @@ def burner_moves(records, name: str) -> list:
 
 
 def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_its_cpu_is_measured(hog):
-    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0)
+    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0, margin=MARGIN_S)
     bot = burner(0.6)
     records = []
     while len(burner_moves(records, bot.name)) < 100:
@@ -68,7 +70,8 @@ def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_it
 
 
 def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog):
-    records = play(burner(1.3), TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0), 4)
+    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0, margin=MARGIN_S)
+    records = play(burner(1.3), clock, 4)
     forfeits = [r.forfeit for r in records]
     assert all(f is not None and f["reason"] == Forfeit.TIMEOUT and r.players[f["seat"]] == "burner-1.3"
                for f, r in zip(forfeits, records, strict=True)), forfeits
@@ -76,10 +79,10 @@ def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog)
 
 
 def test_at_a_wall_clock_games_under_a_hog_are_marked_as_played_under_load(hog):
-    records = play(burner(0.3), TimeControl(per_move=2.0), 2)
+    records = play(burner(1.5), TimeControl(per_move=2.0), 2)  # 0.15 s of CPU a move, under a 2 s clock
     assert [r.forfeit for r in records] == [None, None]
     assert all(r.loaded_moves > 0 and r.clock == "wall" for r in records), [r.loaded_moves for r in records]
-    moves = burner_moves(records, "burner-0.3")
+    moves = burner_moves(records, "burner-1.5")
     assert sum(m.under_load() for m in moves) >= len(moves) // 2
     assert all(m.cpu_s is not None and m.wait_s is not None for m in moves)
 
@@ -90,7 +93,8 @@ def test_on_a_quiet_machine_nothing_is_marked_and_a_sleeping_bot_still_loses_at_
     moves = burner_moves(quiet, "burner-0.3")
     assert sum(m.under_load() for m in moves) <= len(moves) // 5  # the suite's own processes aside
     sleeper = BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.5"))
-    records = run_match(MatchSpec("sleep", "domineering", (sleeper, BotSpec("random", ("random",))),
+    other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    records = run_match(MatchSpec("sleep", "domineering", (sleeper, other),
                                   TimeControl(per_move=LIMIT_S, kind="cpu"), (0,), params=PARAMS,
                                   limits=Limits()))
     forfeit = records[0].forfeit

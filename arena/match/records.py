@@ -23,8 +23,8 @@ class Forfeit(StrEnum):
 LOADED_WAIT_SHARE = 0.25
 """A move is marked as played under load when its bot waited for a CPU (runnable, not running) for at
 least this share of the move's wall time..."""
-LOADED_WAIT_MIN_S = 0.010
-"""...and at least this long (seconds)."""
+LOADED_WAIT_MIN_S = 0.050
+"""...and at least this long (seconds): less is no notable part of any clock of the assignments."""
 ABORTED = "aborted"
 """The `reason` of a game that could not be played to its end through no fault a bot can be charged
 with (the worker process playing it kept dying): no result, no points for anyone, left out of the
