@@ -401,9 +401,11 @@ class Cgroup:
         return 0
 
     # --- freezing and killing ---
-    def freeze(self) -> None:
-        """Stop every process of the cgroup (none can escape by leaving a process group)."""
-        self._set_frozen(True)
+    def freeze(self, wait: bool = True) -> None:
+        """Stop every process of the cgroup (none can escape by leaving a process group); `wait`:
+        until the kernel says all are stopped (without it, the freezing goes on on its own, within
+        microseconds: what the referee does between two turns)."""
+        self._set_frozen(True, wait)
 
     def thaw(self) -> None:
         self._set_frozen(False)
@@ -416,7 +418,7 @@ class Cgroup:
         except (OSError, KeyError):
             return False
 
-    def _set_frozen(self, frozen: bool) -> None:
+    def _set_frozen(self, frozen: bool, wait: bool = True) -> None:
         try:
             if self.kind == "v2":
                 _write(self.dirs["unified"] / "cgroup.freeze", 1 if frozen else 0)
@@ -424,7 +426,7 @@ class Cgroup:
                 _write(self.dirs["freezer"] / "freezer.state", "FROZEN" if frozen else "THAWED")
         except (OSError, KeyError):
             return
-        if frozen:
+        if frozen and wait:
             deadline = time.monotonic() + FREEZE_WAIT_S
             while not self.frozen() and time.monotonic() < deadline:
                 time.sleep(0.001)

@@ -485,7 +485,7 @@ class BotProcess:
         it cannot think on its opponent's time."""
         if self._process is not None and not self.suspended and self._process.returncode is None:
             if self.cgroup is not None:
-                self.cgroup.freeze()
+                self.cgroup.freeze(wait=False)  # on every turn: the kernel completes it at once
             else:
                 signal_group(self._process.pid, signal.SIGSTOP)
             self.suspended = True

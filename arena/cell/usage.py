@@ -39,16 +39,50 @@ def _read(path: str) -> bytes:
         os.close(fd)
 
 
+class ThreadStats:
+    """The scheduler figures of a changing set of threads, their files kept open (one `pread` a
+    thread a reading, the files of threads gone closed). `close()` when done."""
+
+    def __init__(self) -> None:
+        self._fds: dict[bytes, int] = {}
+
+    def usage(self, tids: list[bytes]) -> tuple[float, float]:
+        """(CPU seconds, wait seconds) summed over the threads `tids` (those gone count nothing):
+        nanoseconds on a CPU, nanoseconds runnable but waiting for one."""
+        cpu = wait = 0
+        for tid in tids:
+            fd = self._fds.get(tid)
+            if fd is None:
+                try:
+                    fd = self._fds[tid] = os.open(b"/proc/%s/schedstat" % tid, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+            try:
+                fields = os.pread(fd, 128, 0).split()
+            except OSError:
+                fields = []
+            if len(fields) >= 2:
+                cpu += int(fields[0])
+                wait += int(fields[1])
+        if len(self._fds) > len(tids):  # threads that ended
+            for gone in set(self._fds) - set(tids):
+                os.close(self._fds.pop(gone))
+        return cpu / 1e9, wait / 1e9
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
 def threads_usage(tids: list[int] | list[bytes]) -> tuple[float, float]:
-    """(CPU seconds, wait seconds) summed over the threads `tids` (those gone count nothing), from
-    their scheduler figures: nanoseconds on a CPU, nanoseconds runnable but waiting for one."""
-    cpu = wait = 0
-    for tid in tids:
-        fields = _read(f"/proc/{int(tid)}/schedstat").split()
-        if len(fields) >= 2:
-            cpu += int(fields[0])
-            wait += int(fields[1])
-    return cpu / 1e9, wait / 1e9
+    """(CPU seconds, wait seconds) summed over the threads `tids`, read once (ThreadStats keeps
+    their files open for repeated readings)."""
+    stats = ThreadStats()
+    try:
+        return stats.usage([str(int(t)).encode() for t in tids])
+    finally:
+        stats.close()
 
 
 def process_usage(pid: int) -> Usage | None:
@@ -74,8 +108,9 @@ class CgroupUsage:
 
     def __init__(self, cpu_file: Path, tasks_file: Path) -> None:
         self.micro = cpu_file.name == "cpu.stat"
-        self.tasks_file = str(tasks_file)
         self._fd: int | None = os.open(cpu_file, os.O_RDONLY | os.O_CLOEXEC)
+        self._tasks: int | None = os.open(tasks_file, os.O_RDONLY | os.O_CLOEXEC)
+        self._threads = ThreadStats()
 
     def cpu_s(self) -> float | None:
         """The tree's CPU seconds so far (None once the cgroup is gone)."""
@@ -94,11 +129,17 @@ class CgroupUsage:
 
     def usage(self) -> Usage | None:
         cpu = self.cpu_s()
-        if cpu is None:
+        if cpu is None or self._tasks is None:
             return None
-        return Usage(cpu, threads_usage(_read(self.tasks_file).split())[1])
+        try:
+            tids = os.pread(self._tasks, 65536, 0).split()
+        except OSError:
+            return Usage(cpu, None)
+        return Usage(cpu, self._threads.usage(tids)[1])
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        for fd in (self._fd, self._tasks):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._tasks = None
+        self._threads.close()
