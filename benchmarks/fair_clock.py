@@ -39,7 +39,8 @@ READ_GOAL_US = 20.0
 def forfeit_rate(share: float, kind: str, games: int, limit: float) -> tuple[int, int, int]:
     """(games, forfeits on time, games marked as played under load) for the burner at `share`."""
     bot = BotSpec("burner", (sys.executable, str(BURNER), str(limit * share)))
-    spec = MatchSpec("bench", "domineering", (bot, BotSpec("random", ("random",))),
+    other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    spec = MatchSpec("bench", "domineering", (bot, other),
                      TimeControl(per_move=limit, kind=kind), tuple(range(games)),
                      params={"rows": 8, "cols": 8}, limits=Limits())
     records = run_match(spec)
