@@ -351,11 +351,17 @@ def test_bot_page_shows_results_time_and_games(sites, browser, shots):
     # a forfeit is shown with the referee's detail, on the bot's page and on the game's
     forfeited = next(g.record for g in stored(site) if g.record.forfeit)
     detail = forfeited.forfeit["detail"]
-    browser.get(url(site / "bots" / "crasher.html"))
-    assert detail and detail in browser.find_element("id", "forfeits").text
-    browser.get(url(site / "games" / f"{forfeited.game_id}.html"))  # in the viewer's move numbers
     ply = int(re.search(r"ply (\d+)", detail).group(1))
-    shown = detail.replace(f"ply {ply}", f"move {ply + 1}")
+    shown = detail.replace(f"ply {ply}", f"move {ply + 1}")  # in the viewer's move numbers
+    browser.get(url(site / "bots" / "crasher.html"))
+    listed = browser.find_element("id", "forfeits")
+    assert detail and shown in listed.text
+    items = listed.find_elements("tag name", "li")  # 4 alike crashes, listed once per kind with a count
+    games = [a.text for li in items for a in li.find_elements("tag name", "a")]
+    assert len(items) < 4 and sorted(games) == sorted(g.record.game_id for g in stored(site)
+                                                       if g.record.forfeit and "crasher" in g.record.players)
+    assert "× " in listed.text
+    browser.get(url(site / "games" / f"{forfeited.game_id}.html"))
     assert shown in browser.find_element("tag name", "body").text
     assert errors_in_log(browser) == []
 

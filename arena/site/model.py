@@ -468,7 +468,7 @@ def bot_page(name: str, command: str, row: dict[str, Any], opponents: list[tuple
                            "loaded": sum(1 for m in r.moves if m.seat == seat and m.under_load())})
         for f in forfeits(r):
             if f["seat"] == seat:
-                page.forfeits.append({**f, "game_id": r.game_id, "file": safe_name(r.game_id)})
+                _add_forfeit(page.forfeits, f, r.game_id)
         log = r.logs.get(str(seat)) if isinstance(r.logs, dict) else None
         if log and str(log).strip():
             lines = str(log).rstrip("\n").splitlines()
@@ -482,6 +482,19 @@ def bot_page(name: str, command: str, row: dict[str, Any], opponents: list[tuple
 CHART_WIDTH_PX = 640
 CHART_HEIGHT_PX = 160
 CHART_PAD_PX = 28
+
+
+def _add_forfeit(shown: list[dict[str, Any]], forfeit: dict[str, Any], game_id: str) -> None:
+    """A bot page's forfeits: the same reason and detail (a bot that never starts fails every game
+    alike) listed once, with its games and a count; plies said as the game page says them."""
+    head, printed = split_printed(str(forfeit.get("detail") or ""))
+    detail = moves_text(head)
+    for entry in shown:
+        if entry["reason"] == forfeit["reason"] and entry["detail"] == detail and entry["printed"] == printed:
+            entry["games"].append({"game_id": game_id, "file": safe_name(game_id)})
+            return
+    game = {"game_id": game_id, "file": safe_name(game_id)}
+    shown.append({**forfeit, **game, "detail": detail, "printed": printed, "games": [game]})
 
 
 def time_chart(per_game: list[dict[str, Any]], all_times: list[float], limit: float | None) -> dict[str, Any]:
