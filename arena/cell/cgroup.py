@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.cell.scratch import pid_running
 from arena.cell.usage import CgroupUsage, Usage
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -493,7 +494,7 @@ def reap_stale(layout: Layout) -> list[Path]:
             continue
         for path in children:
             owner = path.name.split("-")[1]
-            if not owner.isdigit() or _running(int(owner)):
+            if not owner.isdigit() or pid_running(int(owner)):
                 continue
             try:
                 path.rmdir()  # EBUSY while it holds a process: that one is left alone
@@ -501,16 +502,6 @@ def reap_stale(layout: Layout) -> list[Path]:
                 continue
             removed.append(path)
     return removed
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:

@@ -56,7 +56,7 @@ def reap_stale(directory: str | Path | None = None, force: bool = False) -> list
     me = os.geteuid()
     for name in names:
         pid = owner(name)
-        if pid is None or _running(pid):
+        if pid is None or pid_running(pid):
             continue
         path = where / name
         try:
@@ -71,7 +71,9 @@ def reap_stale(directory: str | Path | None = None, force: bool = False) -> list
     return removed
 
 
-def _running(pid: int) -> bool:
+def pid_running(pid: int) -> bool:
+    """True while process `pid` exists (another user's included): how a referee's leftovers are
+    told from a live referee's, here and for cgroups (cgroup.reap_stale)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -269,7 +269,7 @@ def _daemon() -> None:
 def _listen(port: int) -> socket.socket:
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("0.0.0.0", port))
+    server.bind(("127.0.0.1", port))  # its own network namespace's loopback in the sandbox
     server.listen()
     return server
 
