@@ -155,16 +155,9 @@ class BotLog:
         if fd is None:
             return ""
         try:
-            size = os.fstat(fd).st_size
-            start = offset if offset <= size else 0
-            start = max(start, size - 4 * max_chars)
-            data = os.pread(fd, max(0, size - start), start)
-        except OSError:
-            return ""
+            return read_since(fd, offset, max_chars)
         finally:
             os.close(fd)
-        text = data.decode("utf-8", "replace")
-        return text if len(text) <= max_chars else "..." + text[-max_chars:]
 
     def cap(self) -> bool:
         """Keep the log under the cap (the reader thread does as it goes); True if it was cut since
@@ -193,3 +186,16 @@ class BotLog:
                         if exc.errno != errno.EBADF:
                             raise
             self._pipe = self._file = None
+
+
+def read_since(fd: int, offset: int, max_chars: int) -> str:
+    """What the log open at `fd` holds from `offset` on (from the start when it was cut shorter
+    since): its last `max_chars` characters, "..." before them when more was there; "" on error."""
+    try:
+        size = os.fstat(fd).st_size
+        start = max(offset if offset <= size else 0, size - 4 * max_chars)
+        data = os.pread(fd, max(0, size - start), start)
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    return text if len(text) <= max_chars else "..." + text[-max_chars:]

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from arena.cell.botlog import read_since
 from arena.match.records import ABORTED, GameRecord
 from arena.match.spec import MatchSpec, safe_name
 
@@ -64,14 +65,9 @@ def _tail(path: Path, max_chars: int) -> str:
     except OSError:
         return ""
     try:
-        size = os.fstat(fd).st_size
-        data = os.pread(fd, 4 * max_chars, max(0, size - 4 * max_chars))
-    except OSError:
-        return ""
+        return read_since(fd, 0, max_chars)
     finally:
         os.close(fd)
-    text = data.decode("utf-8", "replace")
-    return text if len(text) <= max_chars else "..." + text[-max_chars:]
 
 
 def aborted_note(records: Iterable[GameRecord], lines: int = SHOWN_LINES) -> str:
