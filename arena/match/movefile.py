@@ -105,7 +105,7 @@ def parse_moves(text: str, game: rules.Game, source: str = "move file") -> tuple
     state = game.start()
     moves = []
     for number, line in enumerate(text.splitlines(), 1):
-        move = line.split("//", 1)[0].split("#", 1)[0].strip()
+        move = without_comment(line)
         if not move:
             continue
         if state.outcome is not None:
@@ -165,3 +165,8 @@ def save_record(directory: Path, number: int, record: GameRecord) -> None:
     with open(directory / "games.jsonl", "a", encoding="utf-8") as f:
         f.write(record.to_json() + "\n")
     (directory / f"g{number}.json").write_text(json.dumps(record.to_dict(), indent=1, sort_keys=True))
+
+
+def without_comment(line: str) -> str:
+    """A line of a move file (or an openings file) without its `//` or `#` comment, stripped."""
+    return line.split("//", 1)[0].split("#", 1)[0].strip()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import rules
-from arena.match.movefile import parse_moves, resolve_move
+from arena.match.movefile import parse_moves, resolve_move, without_comment
 
 RANDOM_RE = re.compile(r"^random:(\d+)$")
 DRAWS_MAX = 100
@@ -99,7 +99,7 @@ def read_lines(path: Path, game: rules.Game) -> tuple[tuple[str, ...], ...]:
         raise OpeningsError(f"{path}: cannot read the openings: {exc}") from None
     book = []
     for number, line in enumerate(lines, 1):
-        line = line.split("//", 1)[0].split("#", 1)[0].strip()
+        line = without_comment(line)
         if not line:
             continue
         words = [w.strip() for w in line.split(",")] if "," in line else line.split()
