@@ -77,6 +77,16 @@ def _cpu_s(pids: list[int]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def _autogroup_nice(path: Path) -> str | None:
+    """The nice value of an autogroup ("/autogroup-40672 nice 0" → "0"), or None where the kernel
+    keeps none (no such file, or an empty one: autogroups turned off)."""
+    try:
+        words = path.read_text().split()
+    except OSError:
+        return None
+    return words[-1] if words else None
+
+
 @pytest.fixture
 def ahead():
     """The bots of this run ahead of the rest of the machine (other test runs on a shared machine),
@@ -98,14 +108,17 @@ def ahead():
                 except OSError:
                     pass
             for pid in list(bots):  # again and again: a bot may start a session (a group) of its own
+                nice = _autogroup_nice(Path(f"/proc/{pid}/autogroup"))
                 try:
-                    if not Path(f"/proc/{pid}/autogroup").read_text().strip().endswith("nice -20"):
+                    if nice is None:  # gone, or no autogroups here
+                        bots.discard(pid)
+                    elif nice != "-20":
                         Path(f"/proc/{pid}/autogroup").write_text("-20")
                 except OSError:
                     bots.discard(pid)
 
     own = Path("/proc/self/autogroup")
-    before = own.read_text().split()[-1] if own.exists() else None
+    before = _autogroup_nice(own)
     try:
         own.write_text("-20")  # the referee too: it must freeze the bots when their turn ends
     except OSError:
