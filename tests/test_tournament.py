@@ -320,15 +320,19 @@ def _arena_pid(tag: str) -> int | None:
     return None
 
 
+CTRL_C_TRIES = 10
+"""Ctrl-Cs under tee in a row, each of which must end every process of the run."""
+
+
 def test_ctrl_c_under_tee_stops_the_run_its_workers_and_bots_within_seconds(tmp_path):
     """Ctrl-C (SIGINT to the process group) of `arena tournament run ... | tee log` while bots play:
-    every process of the run (arena, its workers, their bots, tee) is gone within 5 s, 20 times out
-    of 20; the run says it was interrupted, with no traceback. Once more, SIGINT to arena alone
-    (`kill -INT`): its workers, not interrupted by anyone else, stop too. Bots run unsandboxed so that
+    every process of the run (arena, its workers, their bots, tee) is gone within 5 s, every one of
+    CTRL_C_TRIES times; the run says it was interrupted, with no traceback. Once more, SIGINT to arena
+    alone (`kill -INT`): its workers, not interrupted by anyone else, stop too. Bots run unsandboxed so that
     they keep the test's tag in their environment and are found."""
     write(tmp_path / "i.toml", games=60, bots=("a", "b", "c", "d"), extra='[limits]\nsandbox = "off"')
     arena_line = " ".join(arena_cmd("tournament", "run", "i.toml", "--concurrency", "2"))
-    for attempt in range(21):
+    for attempt in range(CTRL_C_TRIES + 1):
         tag = f"{os.getpid()}-{attempt}"
         line = f"{arena_line} --results res{attempt} 2>err{attempt} | tee log{attempt}"
         shell = subprocess.Popen(["bash", "-c", line], cwd=tmp_path, env={**ENV, "ARENA_TEST_TAG": tag},
@@ -339,7 +343,7 @@ def test_ctrl_c_under_tee_stops_the_run_its_workers_and_bots_within_seconds(tmp_
                 time.sleep(0.05)  # its resource tracker, 2 workers and their bots
             playing = len(_tagged(tag))
             assert playing >= 8, f"attempt {attempt}: the run never got its bots going"
-            if attempt < 20:
+            if attempt < CTRL_C_TRIES:
                 os.killpg(shell.pid, signal.SIGINT)
             else:
                 os.kill(_arena_pid(tag), signal.SIGINT)
