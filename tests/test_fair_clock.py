@@ -28,6 +28,11 @@ MARGIN_S = 0.01
 """The clocks' margin here: small, so that 130% of the limit is past limit + margin."""
 
 
+CPU_CLOCK = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=20.0, margin=MARGIN_S)
+"""The CPU clock under the hog: its wall ceiling (1 s) far above what the hog's waits cost a move,
+so that only CPU time decides, however many other processes share the machine."""
+
+
 def burner(share: float, limit_s: float = LIMIT_S) -> BotSpec:
     """The burner using `share` of `limit_s` of CPU a move."""
     command = (sys.executable, str(HERE / "bots" / "cpu_burner.py"), str(limit_s * share))
@@ -57,7 +62,7 @@ def burner_moves(records, name: str) -> list:
 
 
 def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_its_cpu_is_measured(hog):
-    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0, margin=MARGIN_S)
+    clock = CPU_CLOCK
     bot = burner(0.6)
     records = []
     while len(burner_moves(records, bot.name)) < 100:
@@ -71,7 +76,7 @@ def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_it
 
 
 def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog):
-    clock = TimeControl(per_move=LIMIT_S, kind="cpu", wall_factor=6.0, margin=MARGIN_S)
+    clock = CPU_CLOCK
     records = play(burner(1.3), clock, 4)
     forfeits = [r.forfeit for r in records]
     assert all(f is not None and f["reason"] == Forfeit.TIMEOUT and r.players[f["seat"]] == "burner-1.3"
