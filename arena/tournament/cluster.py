@@ -51,7 +51,7 @@ from typing import Any, TextIO
 from arena.cell import scratch
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner as tmod
-from arena.tournament.backends import Turn
+from arena.tournament.workers import Turn
 
 INSTALL_HINT = "pip install '.[dask]' (in arena's checkout)"
 LOCAL_PREFIX = "local:"

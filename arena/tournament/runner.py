@@ -27,28 +27,20 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from arena.cell.notices import notices
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
 from arena.tournament.aborted import aborted_record
-from arena.tournament.backends import (  # re-exported: the local pool's names as they were here
-    BOT_STARTS,
-    PLAYING_DIR,
+from arena.tournament.backends import (
     WORKER_DEATHS_PER_GAME,
+    Backend,
     Event,
     GameDone,
     LocalPool,
     MatchDone,
     Problem,
-    Turn,
-    _make_pool,
-    play_task,
-    read_note,
-    seat_to_move,
-    show_playing,
-    stop,
 )
 from arena.tournament.config import (  # re-exported: `runner.load` and the rest keep working
     DEFAULT_GAMES_PER_PAIRING,
@@ -61,6 +53,17 @@ from arena.tournament.config import (  # re-exported: `runner.load` and the rest
     load,
 )
 from arena.tournament.store import DB_NAME, RESULTS_DIR_MODE, Store, StoreError, fingerprint_change
+from arena.tournament.workers import (  # re-exported: the local pool's names as they were here
+    BOT_STARTS,
+    PLAYING_DIR,
+    Turn,
+    play_task,
+    read_note,
+    seat_to_move,
+    show_playing,
+    stop,
+)
+from arena.tournament.workers import make_pool as _make_pool  # tests/test_fairness.py calls runner._make_pool
 
 __all__ = [
     "BOT_STARTS", "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME",
@@ -253,7 +256,7 @@ def run(
     eta_s: float | None = None,
     reuse: bool = True,
     retry_aborted: bool = False,
-    backend: Any = None,
+    backend: Backend | None = None,
 ) -> RunSummary:
     """Play every game of `tournament` not yet stored; each game is committed as it comes back.
     `retry_aborted`: first make the stored aborted games missing again (Store.retry_aborted), so
@@ -285,7 +288,7 @@ def run(
     return _run(tournament, out, backend, progress, started, eta_s, retry_aborted)
 
 
-def _run(tournament: Tournament, out: Path, backend: Any, progress: TextIO | None, started: float,
+def _run(tournament: Tournament, out: Path, backend: Backend, progress: TextIO | None, started: float,
          eta_s: float | None, retry_aborted: bool) -> RunSummary:
     """The one loop: plan, submit to `backend`, commit what comes back, plan the next Swiss round."""
     summary = RunSummary()
