@@ -20,7 +20,8 @@ results database, e.g. to play a few games as jobs arrive:
             if isinstance(event, GameDone):
                 print(event.record.game_id, event.record.winner)
 
-The game ids of the specs in flight at once must differ (a spec repeating one is refused).
+The game ids of the specs in flight at once must differ (a spec repeating one is refused). A backend
+is driven from one thread (submit and events from the same one), like the runner's loop.
 
 The local pool's workers are arena.tournament.workers.
 """
