@@ -503,7 +503,8 @@ class DaskBackend(Backend):
                     self._futures.clear()
                 self.bot_starts += cluster.end_run_on(self.client, self.run_id)
                 if exc_type is None:
-                    self.workers = cluster.worker_threads(self.client)
+                    with contextlib.suppress(Exception):  # a client gone: the run's timing is not kept
+                        self.workers = cluster.worker_threads(self.client)
         finally:
             self.client = None
             self._stack.close()
