@@ -151,8 +151,8 @@ class Backend:
         return len(self._expected)
 
     def _register(self, spec: MatchSpec) -> None:
-        """`spec`'s games are now played under `spec`; ValueError for a game already in flight under
-        another submission."""
+        """`spec`'s games are in flight, played under `spec` (a spec rebuilt from what is left of
+        another takes its games over)."""
         for n in spec.game_numbers:
             self._expected[spec.game_id(n)] = (spec, n)
 
