@@ -2,8 +2,8 @@
 
 A bot can kill the process that referees it (a sandbox escape, a referee bug it triggers) and time it
 to its opponent's turn, so whoever was to move when the worker died is not to blame. After
-WORKER_DEATHS_PER_GAME deaths (arena.tournament.runner) or the cluster's resubmissions
-(arena.tournament.cluster) the game is stored with reason `aborted` (arena.match.records.ABORTED):
+WORKER_DEATHS_PER_GAME deaths (the local pool) or the cluster's resubmissions (Dask), both in
+arena.tournament.backends, the game is stored with reason `aborted` (arena.match.records.ABORTED):
 no winner, no points, left out of the standings and Elo, listed for the staff with both bots' last
 output (`aborted_note`: the run's summary and `arena standings`), and played again only by
 `arena tournament run --retry-aborted` (Store.retry_aborted keeps the aborted records aside).

@@ -1,14 +1,17 @@
 """A tournament on a Dask cluster: `arena tournament run TOURNAMENT --cluster ADDRESS` (or `local:N`).
 
-The same tournament as the local process pool (arena.tournament), with the matches sent to Dask
-workers: each MatchSpec chunk is one task (`run_match_task`) whose return value is its game
-records as JSON. The parent alone opens the SQLite database; it validates and commits each game
-as its task completes, exactly as `tournament.run` does, so resume works the same way.
+The same tournament as the local process pool, with the matches sent to Dask workers: each
+MatchSpec chunk is one task (`run_match_task`) whose return value is its game records as JSON. The
+run is the runner's one loop (arena.tournament.runner) over a DaskBackend
+(arena.tournament.backends): the parent alone opens the SQLite database, and commits each game as
+its task completes, so resume works the same way. This module keeps what is Dask's own: the
+address and the connection, the worker side (the match task, its hubs, its progress events), the
+bots' check on every worker.
 
 - A worker that dies mid-match loses that match only: the scheduler runs the task again on another
   worker (a task that raised is retried `TASK_RETRIES` times). A task that killed
-  `distributed.scheduler.allowed-failures` workers comes back as KilledWorker; the parent then
-  rebuilds it from what is stored (only the games still missing) and submits it again, at most
+  `distributed.scheduler.allowed-failures` workers comes back as KilledWorker; the backend then
+  rebuilds it from what has come back (only the games still missing) and submits it again, at most
   `RESUBMITS` times. After that, the game being played is recorded as `aborted`
   (arena.tournament.aborted: no bot is charged, its bots' logs stay on the worker) and the rest of
   the match is submitted afresh, so the tournament completes. Whose move it was comes from the
@@ -34,7 +37,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import functools
 import os
 import re
 import secrets
@@ -49,8 +51,7 @@ from typing import Any, TextIO
 from arena.cell import scratch
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament import runner as tmod
-from arena.tournament.aborted import aborted_record
-from arena.tournament.store import DB_NAME, RESULTS_DIR_MODE, Store
+from arena.tournament.workers import Turn
 
 INSTALL_HINT = "pip install '.[dask]' (in arena's checkout)"
 LOCAL_PREFIX = "local:"
@@ -290,7 +291,7 @@ def _event_logger(topic: str) -> Callable[[dict[str, Any]], None]:
     return log_event
 
 
-def _last_turn(client: Any, spec: MatchSpec, number: int) -> tmod.Turn | None:
+def last_turn(client: Any, spec: MatchSpec, number: int) -> Turn | None:
     """The last progress note the workers logged for game `number` of `spec`, if any."""
     game_id = spec.game_id(number)
     try:
@@ -299,7 +300,7 @@ def _last_turn(client: Any, spec: MatchSpec, number: int) -> tmod.Turn | None:
         return None
     for _, message in reversed(tuple(events)):
         if isinstance(message, dict) and message.get("game_id") == game_id:
-            return tmod.Turn(game_id, int(message["ply"]), int(message["seat"]))
+            return Turn(game_id, int(message["ply"]), int(message["seat"]))
     return None
 
 
@@ -479,7 +480,9 @@ def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = C
 
 
 @contextlib.contextmanager
-def _client_for(cluster: Any) -> Iterator[Any]:
+def client_for(cluster: Any) -> Iterator[Any]:
+    """A distributed.Client for `cluster`: connected to (and closed at the end) for an address or
+    local:N; a Client given is the caller's, who closes it."""
     if isinstance(cluster, str):
         with connect(cluster) as client:
             yield client
@@ -497,59 +500,17 @@ def run(
     retry_aborted: bool = False,
 ) -> tmod.RunSummary:
     """Play every game of `tournament` not yet stored on a Dask cluster (`cluster`: an address,
-    local:N, or a distributed.Client); each game is committed as its task comes back.
-    `retry_aborted`: play the stored aborted games again too (as tournament.run).
+    local:N, or a distributed.Client); each game is committed as its task comes back: the runner's
+    loop (tournament.run) over a DaskBackend. `check`: first make sure every worker can start every
+    bot. `retry_aborted`: play the stored aborted games again too (as tournament.run).
 
     StoreError if the file changed in a way that breaks exactly-once; ClusterError if the cluster
     cannot be used (nothing is played then)."""
-    started = time.monotonic()
-    summary = tmod.RunSummary()
-    out = tournament.results_dir(results_root)
-    tournament = tmod.sealed(tournament, out, progress)  # the referee's own files hidden from bots
-    out.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
-    with tmod.exclusive(out / tmod.LOCK_NAME, tournament.name), Store(out / DB_NAME) as store:
-        store.accept_fingerprint(tournament.fingerprint())
-        if retry_aborted:
-            summary.retried = len(store.retry_aborted())
-        stored = store.stored_numbers()
-        summary.already = sum(len(v) for v in stored.values())
-        specs = tmod.plan(tournament, stored, store.pairing_results())
-        summary.planned = sum(len(s.game_numbers) for s in specs)
-        if specs:
-            with _client_for(cluster) as client:
-                if check:
-                    if progress is not None:
-                        link = getattr(client, "dashboard_link", None)
-                        workers = len(client.nthreads())
-                        shown = f" (dashboard: {link})" if link else ""
-                        progress.write(f"checking {len(tournament.bots)} bots on {workers} "
-                                       f"Dask worker{'s' if workers != 1 else ''}{shown}\n")
-                    check_workers(client, tournament)
-                bar = tmod.Progress(tournament.total_games(), summary.already, progress)
-                bar.show()
-                run_id = secrets.token_hex(8)
-                playing = time.monotonic()  # the plan calibrates on play, not on the cluster's start
-                if task is run_match_task:
-                    task = functools.partial(run_match_task, run_id=run_id)
-                try:
-                    while specs:  # once for a round-robin or gauntlet; round by round for a Swiss
-                        stored_before = summary.stored
-                        _play(client, store, specs, summary, bar, task)
-                        specs = []
-                        if (tournament.format == "swiss" and summary.stored > stored_before
-                                and not summary.failures):
-                            specs = tmod.plan(tournament, store.stored_numbers(), store.pairing_results())
-                            summary.planned += sum(len(s.game_numbers) for s in specs)
-                except KeyboardInterrupt:
-                    summary.interrupted = True
-                finally:
-                    summary.bot_starts += _end_run(client, run_id)
-                bar.show(final=True)
-                if summary.stored and not summary.interrupted and not summary.failures:
-                    played = dataclasses.replace(summary, wall_s=time.monotonic() - playing)
-                    store.record_run({**played.timing(worker_threads(client)), "cluster": True})
-    summary.wall_s = time.monotonic() - started
-    return summary
+    from arena.tournament.backends import DaskBackend
+
+    backend = DaskBackend(cluster, task=None if task is run_match_task else task,
+                          check=tournament if check else None, progress=progress)
+    return tmod.run(tournament, results_root, progress=progress, retry_aborted=retry_aborted, backend=backend)
 
 
 def worker_threads(client: Any) -> int:
@@ -557,58 +518,7 @@ def worker_threads(client: Any) -> int:
     return max(1, sum(client.nthreads().values()))
 
 
-def _play(client: Any, store: Store, specs: list[MatchSpec], summary: tmod.RunSummary, bar: tmod.Progress,
-          task: Callable[..., list[str]]) -> None:
-    distributed = require_dask()
-    summary.phases += 1
-    expected = {spec.game_id(n): (spec, n) for spec in specs for n in spec.game_numbers}
-    futures: dict[Any, tuple[MatchSpec, int]] = {}
-    pending = distributed.as_completed()
-
-    def submit(spec: MatchSpec, attempt: int) -> None:
-        future = client.submit(task, spec, sys.executable, pure=False, retries=TASK_RETRIES)
-        futures[future] = (spec, attempt)
-        pending.add(future)
-
-    try:
-        for spec in specs:
-            submit(spec, 0)
-        for future in pending:
-            spec, attempt = futures.pop(future)
-            try:
-                results = future.result()
-            except distributed.KilledWorker:
-                left = _left(spec, expected)
-                if not left:
-                    continue
-                if attempt >= RESUBMITS:  # the game being played is aborted
-                    number, attempt = left[0], -1
-                    ply, seat = tmod.seat_to_move(spec, number, _last_turn(client, spec, number))
-                    deaths = (RESUBMITS + 1) * (1 + _allowed_failures())
-                    del expected[spec.game_id(number)]
-                    record = aborted_record(spec, number, ply, seat, deaths)
-                    if store.add_game(spec.match_id, number, record):
-                        summary.stored += 1
-                        summary.aborted.append(record.game_id)
-                        bar.add(record)
-                    left = left[1:]
-                if left:
-                    rebuilt = dataclasses.replace(spec, game_numbers=left)
-                    for n in left:
-                        expected[spec.game_id(n)] = (rebuilt, n)
-                    submit(rebuilt, attempt + 1)
-                continue
-            except Exception as exc:  # the referee failed on this match: report, go on
-                _give_up(spec, expected, summary, f"{type(exc).__name__}: {_one_line(exc)}")
-                continue
-            tmod.store_results(store, spec, results, expected, summary, bar)
-            summary.matches += 1
-    finally:
-        if futures:
-            client.cancel(list(futures))
-
-
-def _end_run(client: Any, run_id: str) -> int:
+def end_run_on(client: Any, run_id: str) -> int:
     """Tell every worker the run is over (they close its hubs); the bot processes they started for
     it (those of a worker that died are not counted)."""
     try:
@@ -618,7 +528,7 @@ def _end_run(client: Any, run_id: str) -> int:
     return sum(n for n in counts.values() if isinstance(n, int))
 
 
-def _allowed_failures() -> int:
+def allowed_failures() -> int:
     """Workers a task may kill before the scheduler gives it up (KilledWorker)."""
     try:
         import dask
@@ -626,19 +536,6 @@ def _allowed_failures() -> int:
         return int(dask.config.get("distributed.scheduler.allowed-failures"))
     except Exception:
         return 0
-
-
-def _give_up(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]], summary: tmod.RunSummary,
-             why: str) -> None:
-    left = _left(spec, expected)
-    for n in left:
-        del expected[spec.game_id(n)]
-    summary.failures.append(f"{spec.match_id} games {list(left)}: {why}")
-
-
-def _left(spec: MatchSpec, expected: dict[str, tuple[MatchSpec, int]]) -> tuple[int, ...]:
-    """The games of `spec` not yet stored (nor handed to another task)."""
-    return tuple(n for n in spec.game_numbers if expected.get(spec.game_id(n), (None,))[0] is spec)
 
 
 def _one_line(exc: BaseException) -> str:
