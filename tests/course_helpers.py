@@ -2,6 +2,8 @@
 (`arena course serve` in a subprocess on a free 127.0.0.1 port), signing in, and bots to upload."""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import signal
@@ -10,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from conftest import ENV, arena_cmd, run_arena
+from conftest import ENV, arena_cmd
 
 PASSWORD = "a long enough password"
 CSRF_RE = re.compile(r'name="csrf" value="([^"]+)"')
@@ -54,8 +56,8 @@ def make_course(directory: Path, roster=ROSTER, **settings: str) -> Path:
     """A course made with `arena course init` (Domineering), then made small and fast: a 4x4
     board, one qualification game, 1 s a move, no upload interval; `settings` are more lines of
     course.toml (key -> TOML value) put before its first table."""
-    done = run_arena("course", "init", str(directory), "--game", "domineering", cwd=directory.parent)
-    assert done.returncode == 0, done.stderr
+    code, _, err = arena("course", "init", str(directory), "--game", "domineering")
+    assert code == 0, err
     path = directory / "course.toml"
     text = path.read_text()
     changes = {"time": "1", "qualification_games": "1", "upload_interval_s": "0", "rows": "4", "cols": "4",
@@ -125,12 +127,29 @@ def csrf_of(html: str) -> str:
     return match.group(1)
 
 
+def arena(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`arena ARGS...` run in this process (the same parser and commands as the installed script,
+    without a new interpreter's start-up): (exit code, stdout, stderr)."""
+    from arena.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return code, out.getvalue(), err.getvalue()
+
+
 def invite_links(directory: Path, url: str) -> dict[str, str]:
     """id -> sign-in link, from the invites.csv that `arena course invite` writes."""
     import csv
 
-    done = run_arena("course", "invite", str(directory), "--url", url, cwd=directory.parent)
-    assert done.returncode == 0, done.stderr
+    code, _, err = arena("course", "invite", str(directory), "--url", url)
+    assert code == 0, err
     with open(directory / "invites.csv", newline="") as f:
         return {row["id"]: row["link"] for row in csv.DictReader(f)}
 

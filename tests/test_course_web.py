@@ -1,0 +1,292 @@
+"""The course server as people use it: the real server (`arena course serve` on a free 127.0.0.1
+port, a course made with `arena course init`), driven over HTTP with httpx and, for the student's
+and the staff's pages, in Debian's chromium with Selenium.
+
+One server for the module (Domineering 4x4, one qualification game, 1 s a move); a second, short
+one for the late upload. With ARENA_SCREENSHOTS=1 the screenshots go to docs/img/ (docs/course.md
+shows them), else to a temporary directory.
+"""
+from __future__ import annotations
+
+import io
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ENV, arena_cmd, require, run_arena
+from course_helpers import (
+    GOOD_BOT,
+    PASSWORD,
+    RAISED_LINE,
+    RAISING_BOT,
+    Server,
+    arena,
+    csrf_of,
+    invite_links,
+    make_course,
+    signed_in,
+    statuses,
+    submitted_id,
+    upload,
+    wait_final,
+)
+
+try:
+    import httpx
+except ImportError:  # the test extra
+    httpx = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_httpx() -> None:
+    require(httpx is not None, "needs httpx (pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    return make_course(tmp_path_factory.mktemp("course") / "bots101")
+
+
+@pytest.fixture(scope="module")
+def server(course):
+    server = Server(course)
+    yield server
+    assert server.stop() == 0, server.errors()
+    assert server.lines[-1].strip() == "arena course serve: stopped"
+
+
+@pytest.fixture(scope="module")
+def links(course, server) -> dict[str, str]:
+    return invite_links(course, server.url)
+
+
+@pytest.fixture(scope="module")
+def ada(server, links):
+    """Student A (s001), signed in, with one qualified submission (its game played)."""
+    client = signed_in(server.url, links["s001"])
+    sid = submitted_id(upload(client, "first.py", GOOD_BOT))
+    assert wait_final(client, sid)["status"] == "qualified"
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def alan(server, links):
+    """Student B (s002), signed in, with nothing submitted."""
+    client = signed_in(server.url, links["s002"])
+    yield client
+    client.close()
+
+
+def app_routes(course: Path) -> list[tuple[str, str]]:
+    """(method, path template) of every route of the app that names a submission: the list the
+    404 rule must hold for, read from the app itself so a new route is checked too."""
+    from arena.course.app import create_app
+    from arena.course.service import Course
+
+    found = []
+    for route in create_app(Course(course)).routes:
+        path = getattr(route, "path", "")
+        if "{id" in path:
+            found += [(method, path) for method in sorted(route.methods or ()) if method != "HEAD"]
+    return found
+
+
+def fill(path: str, submission_id: int) -> str:
+    return path.replace("{id:int}", str(submission_id)).replace("{n:int}", "1")
+
+
+# --- the 404 rule ---
+
+def test_student_b_gets_404_for_everything_of_a_by_every_url(course, server, ada, alan):
+    a_id = statuses(ada)[0]["id"]
+    routes = app_routes(course)
+    assert {p for _, p in routes} >= {"/submissions/{id:int}", "/submissions/{id:int}/log",
+                                      "/submissions/{id:int}/source", "/submissions/{id:int}/download",
+                                      "/submissions/{id:int}/games/{n:int}", "/api/submissions/{id:int}"}
+    token_b = arena("course", "token", str(course), "s002")[1].strip()
+    api_b = {"Authorization": f"Bearer {token_b}"}
+    nobody = 10 ** 6  # no such submission: B must not tell it apart from A's
+    csrf_b = csrf_of(alan.get("/me").text)
+    for method, path in routes:
+        answers = []
+        for sid in (a_id, nobody):
+            url = fill(path, sid)
+            if path.startswith("/api/"):
+                answers.append(httpx.request(method, server.url + url, headers=api_b, timeout=30))
+            else:
+                answers.append(alan.request(method, url, data={"csrf": csrf_b} if method == "POST" else None))
+        for answer in answers:
+            assert answer.status_code == 404, f"{method} {path}: {answer.status_code}"
+        assert answers[0].text == answers[1].text, f"{method} {path}: A's 404 differs from a missing id's"
+        if method == "GET":  # A sees its own (the URL is real)
+            own = ada.get(fill(path, a_id)) if not path.startswith("/api/") else None
+            assert own is None or own.status_code == 200, f"{path}: {own.status_code}"
+    assert "first.py" not in alan.get(f"/submissions/{a_id}/source").text
+    assert statuses(alan) == []  # nothing of A's in B's list either
+
+
+def test_staff_pages_are_404_for_a_student(alan):
+    for path in ("/staff", "/staff/audit", "/staff/active-sources.zip", "/staff/students/s001"):
+        assert alan.get(path).status_code == 404, path
+
+
+# --- sessions and CSRF ---
+
+def test_the_session_cookie_is_signed_httponly_and_samesite(server, links):
+    client = httpx.Client(base_url=server.url, timeout=30)
+    cookie = client.get("/login").headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=lax" in cookie and "path=/" in cookie
+    assert client.get("/me").status_code == 303  # not signed in: to the sign-in page
+    client.cookies.set("arena_course", "eyJ1aWQiOiAiczAwMSJ9.forged.signature")
+    answer = client.get("/me")
+    assert answer.status_code == 303 and answer.headers["location"].startswith("/login")
+
+
+def test_a_form_without_its_csrf_token_is_refused(server, ada, links):
+    before = len(statuses(ada))
+    files = {"file": ("first.py", GOOD_BOT.encode(), "text/x-python")}
+    for data in ({"protocol": "v1"}, {"protocol": "v1", "csrf": "a-guessed-token"}):
+        answer = ada.post("/me/submit", data=data, files=files)
+        assert answer.status_code == 403 and "CSRF" in answer.text
+    assert len(statuses(ada)) == before  # nothing stored
+    a_id = statuses(ada)[0]["id"]
+    assert ada.post(f"/submissions/{a_id}/activate", data={}).status_code == 403
+    assert ada.post("/logout", data={}).status_code == 403
+    assert ada.get("/me").status_code == 200  # still signed in
+    stranger = httpx.Client(base_url=server.url, timeout=30)
+    answer = stranger.post("/login", data={"id": "s001", "password": PASSWORD})
+    assert answer.status_code == 403
+
+
+def test_sign_in_with_the_password_and_a_used_link(server, links):
+    client = httpx.Client(base_url=server.url, timeout=30)
+    assert client.get(links["s001"]).status_code == 404  # used by the `ada` fixture
+    page = client.get("/login")
+    wrong = client.post("/login", data={"csrf": csrf_of(page.text), "id": "s001", "password": "not it!!"})
+    assert wrong.status_code == 401 and "Wrong id or password" in wrong.text
+    right = client.post("/login", data={"csrf": csrf_of(wrong.text), "id": "s001", "password": PASSWORD,
+                                        "next": "https://evil.example/"})
+    assert right.status_code == 303 and right.headers["location"] == "/me"  # no open redirect
+    assert "Ada Lovelace" in client.get("/me").text
+
+
+# --- uploads ---
+
+def test_an_earlier_qualified_submission_can_be_made_active(ada):
+    sid = submitted_id(upload(ada, "first_again.py", GOOD_BOT))
+    assert wait_final(ada, sid)["active"]
+    older = statuses(ada)[1]
+    assert older["status"] == "qualified" and not older["active"]
+    answer = ada.post(f"/submissions/{older['id']}/activate", data={"csrf": csrf_of(ada.get("/me").text)})
+    assert answer.status_code == 303
+    assert [s["active"] for s in statuses(ada)][:2] == [False, True]
+
+
+def test_a_refused_upload_names_the_problem(ada):
+    answer = upload(ada, "notes.txt", "these are not a bot")
+    assert answer.status_code == 400 and "Refused:" in answer.text
+    big = "#" * (5_000_000 + 70_000)
+    answer = upload(ada, "big.py", big)
+    assert answer.status_code == 413 and "too big" in answer.text
+
+
+def test_a_late_upload_is_refused(tmp_path):
+    course = make_course(tmp_path / "closed", deadline="2020-01-31T23:59:00+01:00")
+    server = Server(course, concurrency=1)
+    try:
+        client = signed_in(server.url, invite_links(course, server.url)["s001"])
+        answer = upload(client, "first.py", GOOD_BOT)
+        assert answer.status_code == 400
+        assert "submissions are closed: the deadline was 2020-01-31T23:59:00+01:00" in answer.text
+        assert statuses(client) == []
+        token = arena("course", "token", str(course), "s001")[1].strip()
+        bot = tmp_path / "first.py"
+        bot.write_text(GOOD_BOT)
+        code, _, err = arena("course", "submit", server.url, str(bot), "--token", token)
+        assert code == 2 and "submissions are closed" in err
+        assert len(err.strip().splitlines()) == 1
+    finally:
+        assert server.stop() == 0
+
+
+# --- the terminal client and its token ---
+
+def test_the_api_token_flow_and_submit_exit_codes(course, server, tmp_path):
+    code, token, err = arena("course", "token", str(course), "s003")
+    assert code == 0, err
+    token = token.strip()
+    assert token.startswith("arena_")
+    good, bad = tmp_path / "first.py", tmp_path / "broken.py"
+    good.write_text(GOOD_BOT)
+    bad.write_text(RAISING_BOT)
+    done = run_arena("course", "submit", server.url, str(good), "--token", token, "--wait", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr  # the real command, in a process of its own
+    assert done.stdout.strip().splitlines()[-1] == "version 1: qualified"
+    code, out, _ = arena("course", "submit", server.url, str(bad), "--wait",
+                         env={"ARENA_COURSE_TOKEN": token})  # the token from the environment
+    assert code == 1
+    assert out.strip().splitlines()[-1] == f"version 2: failed (crashed): {RAISED_LINE}"
+    code, _, err = arena("course", "submit", server.url, str(good), "--token", "arena_wrong")
+    assert code == 2 and "401" in err and "no valid API token" in err
+    newer = arena("course", "token", str(course), "s003")[1].strip()
+    code, _, err = arena("course", "submit", server.url, str(good), "--token", token)
+    assert code == 2, "the old token still works after a new one was issued"
+    code, _, err = arena("course", "submit", server.url, str(tmp_path / "missing.py"), "--token", newer)
+    assert code == 2 and "cannot read" in err and "Traceback" not in err
+    code, _, err = arena("course", "token", str(course), "nobody")
+    assert code == 2 and "no student 'nobody'" in err
+
+
+# --- staff ---
+
+@pytest.fixture(scope="module")
+def staff(course, server):
+    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
+    assert code == 0, err
+    client = signed_in(server.url, out.strip().splitlines()[-1])
+    yield client
+    client.close()
+
+
+def test_staff_see_every_row_requeue_disable_and_download_active_sources(staff, ada, alan):
+    page = staff.get("/staff")
+    assert page.status_code == 200
+    for sid in ("s001", "s002", "s003"):
+        assert f'data-student="{sid}"' in page.text
+    a_id = statuses(ada)[0]["id"]
+    assert staff.get(f"/submissions/{a_id}/source").status_code == 200  # any source
+    assert staff.get(f"/submissions/{a_id}/log").status_code == 200  # any log
+    csrf = csrf_of(page.text)
+    assert staff.post(f"/submissions/{a_id}/requeue", data={"csrf": csrf}).status_code == 303
+    assert wait_final(ada, a_id)["status"] == "qualified"
+    assert staff.post("/staff/students/s002/disable", data={"csrf": csrf, "disabled": "1"}).status_code == 303
+    answer = upload(alan, "first.py", GOOD_BOT)
+    assert answer.status_code == 400 and "disabled" in answer.text
+    assert staff.post("/staff/students/s002/disable", data={"csrf": csrf, "disabled": "0"}).status_code == 303
+    archive = staff.get("/staff/active-sources.zip")
+    assert archive.status_code == 200 and archive.headers["content-type"] == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(archive.content)).namelist()
+    assert "s001/first.py" in names and not any(n.startswith("s002/") for n in names)
+    audit = staff.get("/staff/audit").text
+    for action in ("requeued", "disabled", "enabled", "downloaded all active sources", "invites written",
+                   "staff added", "API token issued"):
+        assert action in audit, action
+    assert staff.post("/me/submit", data={"csrf": csrf}).status_code == 404  # staff do not submit
+
+
+# --- the server itself ---
+
+def test_the_server_refuses_to_run_without_a_sandbox(course, tmp_path):
+    """No bubblewrap on the PATH: one line saying why, exit 2, nothing served."""
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    env = {**ENV, "PATH": str(empty)}
+    done = subprocess.run(arena_cmd("course", "serve", str(course), "--port", "0"), env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("arena course: error: refusing to run students' bots unisolated: bwrap not "
+                                  "installed; fix: install bubblewrap")
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+
