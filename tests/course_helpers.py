@@ -18,7 +18,8 @@ PASSWORD = "a long enough password"
 CSRF_RE = re.compile(r'name="csrf" value="([^"]+)"')
 START_TIMEOUT_S = 60.0
 ROSTER = [("s001", "Ada Lovelace", "ada@example.org", "A"), ("s002", "Alan Turing", "alan@example.org", "A"),
-          ("s003", "Grace Hopper", "grace@example.org", "B")]
+          ("s003", "Grace Hopper", "grace@example.org", "B"),
+          ("s004", "Katherine Johnson", "katherine@example.org", "B")]
 
 GOOD_BOT = '''"""Plays the first legal move (the SDK's smallest bot)."""
 from bots.sdk import Bot
@@ -49,6 +50,9 @@ if __name__ == "__main__":
     BrokenBot().run()
 '''
 RAISED_LINE = "ValueError: my bot is broken"
+SLOW_START = ("import time\n"
+              "time.sleep(2)  # a slow start: the page shows the submission before its status is final\n")
+"""Put before a bot, so that a page opened right after the upload sees its status change."""
 SYNTAX_ERROR_BOT = "def choose(:\n    pass\n"
 
 

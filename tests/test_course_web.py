@@ -14,12 +14,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import test_site
+import test_site_live
 from conftest import ENV, arena_cmd, require, run_arena
 from course_helpers import (
     GOOD_BOT,
     PASSWORD,
     RAISED_LINE,
     RAISING_BOT,
+    SLOW_START,
     Server,
     arena,
     csrf_of,
@@ -41,6 +44,11 @@ except ImportError:  # the test extra
 @pytest.fixture(scope="module", autouse=True)
 def needs_httpx() -> None:
     require(httpx is not None, "needs httpx (pip install -e '.[test]')")
+
+
+browser = test_site.browser  # one chromium for this module (Debian's, headless), the screenshots' folder
+shots = test_site.shots
+AXE = test_site_live.AXE
 
 
 @pytest.fixture(scope="module")
@@ -290,3 +298,118 @@ def test_the_server_refuses_to_run_without_a_sandbox(course, tmp_path):
                                   "installed; fix: install bubblewrap")
     assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
 
+
+
+# --- in the browser ---
+
+def _status_of_first_row(driver) -> str:
+    return driver.execute_script("const row = document.querySelector('#submissions tr[data-id]');"
+                                 "return row ? row.dataset.status : '';")
+
+
+def _upload_in_browser(driver, path: Path) -> str:
+    """Choose `path` in the upload form and send it; returns the status the new row shows at once."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.ID, "file").send_keys(str(path))
+    driver.find_element(By.CSS_SELECTOR, "form.upload button[type=submit]").click()
+    test_site.wait_for(lambda: "submitted=" in driver.current_url, what="the upload's answer")
+    driver.execute_script("window.arenaMarker = 'the same page';")  # gone if the page reloads
+    return _status_of_first_row(driver)
+
+
+def _still_the_same_page(driver) -> bool:
+    return driver.execute_script("return window.arenaMarker") == "the same page"
+
+
+def test_a_student_signs_in_uploads_and_sees_its_bot_qualify_and_fail_in_place(
+        server, links, staff, browser, shots, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    driver.get(server.url + links["s004"].split(server.url, 1)[1])
+    assert "Katherine Johnson" in driver.find_element(By.TAG_NAME, "h1").text
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "again").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
+    test_site.wait_for(lambda: driver.current_url.endswith("/me"), what="the student's page")
+    assert "No submissions yet" in driver.find_element(By.ID, "submissions").text
+
+    good, bad = tmp_path / "first.py", tmp_path / "broken.py"
+    good.write_text(SLOW_START + GOOD_BOT)
+    bad.write_text(SLOW_START + RAISING_BOT)
+    assert _upload_in_browser(driver, good) in ("queued", "building", "testing")
+    test_site.wait_for(lambda: _status_of_first_row(driver) == "qualified", timeout=90, what="qualified")
+    assert _still_the_same_page(driver), "the page reloaded instead of updating the status in place"
+    row = driver.find_element(By.CSS_SELECTOR, "#submissions tr[data-id]")
+    assert "active" in row.find_element(By.CSS_SELECTOR, ".active-cell").text
+
+    assert _upload_in_browser(driver, bad) in ("queued", "building", "testing")
+    test_site.wait_for(lambda: _status_of_first_row(driver) == "failed", timeout=90, what="failed")
+    assert _still_the_same_page(driver)
+    row = driver.find_element(By.CSS_SELECTOR, "#submissions tr[data-id]")
+    assert row.find_element(By.CSS_SELECTOR, ".last-line").text == RAISED_LINE
+    assert "crashed" in row.find_element(By.CSS_SELECTOR, ".reason").text
+    test_site.screenshot(driver, shots / "course-student.png")
+    test_site.screenshot(driver, shots / "course-student-360.png", test_site.NARROW_PX)
+    assert not test_site.errors_in_log(driver)
+
+    failed_id, qualified_id = (r.get_attribute("data-id") for r in
+                               driver.find_elements(By.CSS_SELECTOR, "#submissions tr[data-id]"))
+    driver.get(f"{server.url}/submissions/{failed_id}")
+    assert driver.find_element(By.ID, "status").text == "failed"
+    assert driver.find_element(By.ID, "last-line").text == RAISED_LINE
+    test_site.screenshot(driver, shots / "course-submission.png")
+    driver.get(f"{server.url}/submissions/{qualified_id}/games/1")
+    test_site.wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#board *"), what="the board")
+    driver.find_element(By.ID, "last").click()
+    assert "move" in driver.find_element(By.ID, "ply-label").text
+    test_site.screenshot(driver, shots / "course-game.png")
+    assert not test_site.errors_in_log(driver)
+
+    # staff: the student's row and both of its submissions
+    driver.find_element(By.CSS_SELECTOR, "form.signout button").click()
+    test_site.wait_for(lambda: "/login" in driver.current_url, what="the sign-in page")
+    driver.find_element(By.ID, "id").send_keys("teacher")
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "form.card button[type=submit]").click()
+    test_site.wait_for(lambda: driver.current_url.endswith("/staff"), what="the staff page")
+    row = driver.find_element(By.CSS_SELECTOR, '#students tr[data-student="s004"]')
+    assert "Katherine Johnson" in row.text and "failed" in row.text and "v2" in row.text
+    test_site.screenshot(driver, shots / "course-staff.png")
+    row.find_element(By.LINK_TEXT, "s004").click()
+    test_site.wait_for(lambda: driver.current_url.endswith("/staff/students/s004"), what="the student's row")
+    statuses_shown = [r.get_attribute("data-status") for r in
+                      driver.find_elements(By.CSS_SELECTOR, "#submissions tr[data-id]")]
+    assert statuses_shown == ["failed", "qualified"]
+    test_site.screenshot(driver, shots / "course-staff-student.png")
+    assert not test_site.errors_in_log(driver)
+
+
+@pytest.fixture(scope="module")
+def axe_source() -> str:
+    require(AXE.is_file(), f"needs axe-core at {AXE} (npm install --prefix tests/.axe axe-core)")
+    return AXE.read_text(encoding="utf-8")
+
+
+def test_the_pages_have_no_axe_violations(server, staff, ada, browser, axe_source):
+    """The staff's pages, then a student's (signed in in the browser with the student's cookie)."""
+    a_id = statuses(ada)[0]["id"]
+    found = {}
+    browser.get(server.url + "/login")
+    browser.delete_all_cookies()
+    for name, value in staff.cookies.items():
+        browser.add_cookie({"name": name, "value": value, "path": "/"})
+    for path in ("/staff", "/staff/audit", "/staff/students/s001", f"/submissions/{a_id}",
+                 f"/submissions/{a_id}/source", f"/submissions/{a_id}/games/1"):
+        browser.get(server.url + path)
+        found[path] = test_site_live.axe_violations(browser, axe_source)
+    browser.delete_all_cookies()
+    for name, value in ada.cookies.items():
+        browser.add_cookie({"name": name, "value": value, "path": "/"})
+    browser.get(server.url + "/me")
+    found["/me"] = test_site_live.axe_violations(browser, axe_source)
+    browser.delete_all_cookies()
+    browser.get(server.url + "/login")
+    found["/login"] = test_site_live.axe_violations(browser, axe_source)
+    assert {path: v for path, v in found.items() if v} == {}

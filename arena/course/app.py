@@ -15,6 +15,7 @@ import hmac
 import json
 import secrets
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -34,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 from arena import __version__
 from arena.course.accounts import Account, AccountError, Accounts, session_secret
 from arena.course.archives import Refused
-from arena.course.service import Course, Submission
+from arena.course.service import Course, StudentRow, Submission
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
@@ -49,8 +50,7 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 """What an upload's form may add to the file's size limit (boundaries, fields, headers)."""
 STATUS_POLL_MS = 1000
 """How often a page with unfinished submissions asks for their status (milliseconds)."""
-PROTOCOLS = (("v1", "bot protocol v1 (ZeroMQ, the SDK and the kits)"),
-             ("stdio", "text protocol on stdin/stdout"))
+PROTOCOLS = (("v1", "protocol v1 (ZeroMQ: the SDK, the kits)"), ("stdio", "text on stdin/stdout"))
 FINAL = ("qualified", "failed")
 NOT_FOUND = "Not found"
 """The one 404 answer: the same whether the thing does not exist or is someone else's."""
@@ -59,6 +59,15 @@ NOT_FOUND = "Not found"
 def last_line(text: str | None) -> str:
     """The last non-empty line of `text` (a traceback's exception line), "" for none."""
     return site_model.last_line(text or "")
+
+
+def when(iso: str) -> str:
+    """An ISO 8601 UTC time as the pages show it: "2026-03-01 14:05:09" (the columns say UTC)."""
+    try:
+        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def submission_json(s: Submission) -> dict[str, Any]:
@@ -78,6 +87,7 @@ class CourseApp:
         self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.filters["last_line"] = last_line
+        self.env.filters["when"] = when
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
 
     # --- rendering ---
@@ -336,7 +346,18 @@ class CourseApp:
         if isinstance(account, Response):
             return account
         rows = await run_in_threadpool(self.course.rows)
-        return self.render(request, "staff.html", rows=rows, config=self.course.config)
+        versions = await run_in_threadpool(self.active_versions, rows)
+        return self.render(request, "staff.html", rows=rows, versions=versions, config=self.course.config)
+
+    def active_versions(self, rows: list[StudentRow]) -> dict[int, int]:
+        """Active submission id -> its version number, for the staff's table."""
+        found = {}
+        for row in rows:
+            if row.active_id is not None:
+                s = self.course.submission(row.active_id)
+                if s is not None:
+                    found[s.id] = s.version
+        return found
 
     async def staff_student(self, request: Request) -> Response:
         account = await self.staff_account(request)
