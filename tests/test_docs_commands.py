@@ -20,6 +20,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examp
 COMMANDS = {"match", "play", "watch", "replay", "standings", "publish", "serve", "submit"}
 """`arena`'s commands; `tournament` and `course` take a second word."""
 TWO_WORDS = ("tournament", "course")
+THREE_WORDS = (("course", "staff"),)
+"""Commands whose second word takes a third: `arena course staff add`."""
 _INLINE = re.compile(r"`(arena [^`]*)`")
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
 
@@ -50,6 +52,8 @@ LINES = _lines()
 def _command(words: list[str]) -> list[str]:
     """The command words after `arena`: ["match"], ["tournament", "run"], ["course", "init"]."""
     if words[1] in TWO_WORDS and len(words) > 2 and not words[2].startswith(("-", ".")):
+        if tuple(words[1:3]) in THREE_WORDS and len(words) > 3 and not words[3].startswith("-"):
+            return words[1:4]
         return words[1:3]
     return words[1:2]
 

@@ -36,6 +36,9 @@ ONLY_IN = {
     "pyseccomp": ("arena/cell/seccomp.py",),
     "pandas": ("arena/tournament/standings.py", "arena/site/"),
     "tabulate": ("arena/tournament/standings.py", "arena/site/"),
+    "starlette": ("arena/course/app.py",),
+    "uvicorn": ("arena/course/server.py",),
+    "argon2": ("arena/course/accounts.py",),
 }
 """Third-party module -> the only files of `arena` (a path ending in / is a folder) that import it."""
 
