@@ -238,6 +238,8 @@ def test_the_api_token_flow_and_submit_exit_codes(course, server, tmp_path):
     assert out.strip().splitlines()[-1] == f"version 2: failed (crashed): {RAISED_LINE}"
     code, _, err = arena("course", "submit", server.url, str(good), "--token", "arena_wrong")
     assert code == 2 and "401" in err and "no valid API token" in err
+    answer = httpx.get(f"{server.url}/api/submissions/1", timeout=30)  # no token: JSON, not a page
+    assert answer.status_code == 401 and "no valid API token" in answer.json()["error"]
     newer = arena("course", "token", str(course), "s003")[1].strip()
     code, _, err = arena("course", "submit", server.url, str(good), "--token", token)
     assert code == 2, "the old token still works after a new one was issued"

@@ -328,6 +328,8 @@ class CourseApp:
         account = await self.who(request)
         if account is None and api_too:
             account = await self.bearer(request)
+        if account is None and request.url.path.startswith("/api/"):
+            return api_error("no valid API token (Authorization: Bearer TOKEN)", 401), None
         if account is None:
             return to_login(request), None
         return account, await self.visible(request, account, request.path_params["id"])
