@@ -51,7 +51,7 @@ if __name__ == "__main__":
 '''
 RAISED_LINE = "ValueError: my bot is broken"
 SLOW_START = ("import time\n"
-              "time.sleep(2)  # a slow start: the page shows the submission before its status is final\n")
+              "time.sleep(1)  # a slow start: the page shows the submission before its status is final\n")
 """Put before a bot, so that a page opened right after the upload sees its status change."""
 SYNTAX_ERROR_BOT = "def choose(:\n    pass\n"
 
