@@ -192,6 +192,16 @@ def _chown_tree(folder: Path, uid: int, readable: bool = False) -> None:
                 pass
 
 
+FOOTER_PREFIX = "--- build.sh "
+
+
+def footer(result: BuildResult) -> str:
+    """The build log's last line: how build.sh ended, how long it took ("--- build.sh ok, after 4.87 s")."""
+    how = "ok" if result.ok else result.error.removeprefix("build.sh ")  # type: ignore[union-attr]
+    end = "" if not result.log or result.log.endswith("\n") else "\n"
+    return f"{end}{FOOTER_PREFIX}{how}, after {result.seconds:.2f} s\n"
+
+
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
     """The last `lines` lines of `text` (a build log, a bot's output)."""
     return "\n".join(text.rstrip().splitlines()[-lines:])

@@ -172,7 +172,7 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
         except archives.Refused as exc:
             raise JobFailed("compile error", str(exc)) from None
         result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
-        store.set_build_log(submission_id, result.log)
+        store.set_build_log(submission_id, result.log + builds.footer(result))
         if not result.ok:
             reason = "build timeout" if result.timed_out else "compile error"
             tail = builds.tail(result.log)
