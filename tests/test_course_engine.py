@@ -179,6 +179,20 @@ def test_a_build_writes_only_its_own_folder_and_has_no_network(course, tmp_path)
     assert sub.status == "qualified", sub.detail
 
 
+@pytest.mark.parametrize(("last_line", "expected"), [
+    ("random", "names no file of the submission"),
+    ("python3 -m bots champion", "names no file of the submission"),
+    ("stdio:python3 $(pwd)/bot.py COURSE/course.toml", "course.toml, outside the submission's folder"),
+    ("$(pwd)/missing", "cannot run: bot command"),
+])
+def test_a_run_command_must_run_the_submissions_own_files_and_nothing_else(course, last_line, expected):
+    line = last_line.replace("COURSE", str(course.directory))
+    sub = course.submit("ann", "kit.zip", kit_zip("python-stdio", {"build.sh": f'echo "{line}"\n'.encode()}))
+    sub, = wait_final(course, sub.id)
+    assert (sub.status, sub.reason) == ("failed", "bad run command")
+    assert expected in sub.detail and course.games(sub.id) == []
+
+
 def test_a_build_over_its_time_is_killed_and_fails(tmp_path):
     needs_sandbox()
     course = Course(make_course(tmp_path / "c", **{"time_s": 2}))

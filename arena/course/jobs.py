@@ -181,9 +181,27 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
         if protocol == "stdio" and not text.startswith(STDIO_PREFIX):
             text = STDIO_PREFIX + text
     try:
-        return resolve_command(text, base=folder)
+        command = resolve_command(text, base=folder)
     except LaunchError as exc:
         raise JobFailed("bad run command", f"the command build.sh printed last cannot run: {exc}") from None
+    check_own(command, folder)
+    return command
+
+
+def check_own(command: tuple[str, ...], folder: Path) -> None:
+    """JobFailed unless `command` runs a program of the submission's own `folder` and names no
+    other file or folder of this machine (the sandbox would show the bot whatever its command
+    names: `python3 mine.py /home/staff/grades.csv` must not run, nor a shipped bot)."""
+    named = sandbox.named_paths(command)
+    inside = [p for p in named if p == str(folder) or p.startswith(f"{folder}/")]
+    outside = [p for p in named if p not in inside]
+    shown = shlex.join(command)
+    if outside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names {outside[0]}, outside the "
+                                           "submission's folder: a bot may use only its own files")
+    if not inside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names no file of the submission: "
+                                           "it must run the bot build.sh built (its last line printed)")
 
 
 def _syntax_error(exc: BaseException) -> str:
