@@ -140,20 +140,35 @@ def test_a_bot_that_raises_fails_crashed_with_the_tracebacks_last_line(course):
     assert all(not s.active for s in (first, second, third))
 
 
+ILLEGAL_STDIO = """import sys
+for line in sys.stdin:
+    if line.startswith("turn"):
+        print("move Z9", flush=True)
+"""
+
+
+def test_an_illegal_move_and_a_timeout_fail_with_their_reasons(course):
+    illegal = course.submit("ann", "bot.py", ILLEGAL_STDIO.encode(), protocol="stdio")
+    slow = course.submit("bob", "bot.py", sdk_bot(sleep_s=30))
+    illegal, slow = wait_final(course, illegal.id, slow.id)
+    assert (illegal.status, illegal.reason) == ("failed", "illegal move") and "Z9" in illegal.detail
+    assert (slow.status, slow.reason) == ("failed", "timeout")
+    assert slow.detail.startswith("game 1 of 2 (seat ")
+
+
 # --- archives: the C++ kit ---
 
 def test_the_cpp_kit_zipped_qualifies_and_a_compile_error_shows_the_compilers_message(course):
     require(READY["cpp"]() is None, f"C++ kit: {READY['cpp']()}")
     good = course.submit("ann", "kit.zip", kit_zip("cpp", folder="cpp/"))
     source = (KITS / "cpp" / "bot.cpp").read_text()
-    broken = source.replace("int main(", "int main(undeclared_thing_here x, ", 1)
-    assert broken != source
+    broken = '#include "undeclared_thing_here.hpp"\n' + source  # a fatal error: g++ stops there
     bad = course.submit("bob", "kit.zip", kit_zip("cpp", {"bot.cpp": broken.encode()}))
     good, bad = wait_final(course, good.id, bad.id)
     assert (good.status, good.kind, good.active) == ("qualified", "archive", True), good.detail
     assert "g++" in course.build_log(good.id) and len(course.games(good.id)) == 2
     assert (bad.status, bad.reason) == ("failed", "compile error")
-    assert "undeclared_thing_here" in bad.detail and "error" in bad.detail
+    assert "fatal error: undeclared_thing_here.hpp: No such file or directory" in bad.detail
     assert "build.sh exited with code" in bad.detail
     assert "undeclared_thing_here" in course.build_log(bad.id)
     assert dict(course.source_files(good.id))["bot.cpp"] == source
