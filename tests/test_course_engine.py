@@ -326,12 +326,15 @@ def test_kill_9_of_the_workers_then_new_workers_every_submission_ends_once(tmp_p
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.05)
         time.sleep(0.3)  # in the middle of its games
+        running = bots_running(directory, wait_s=0)
     finally:
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
     at_kill = {i: course.submission(i).status for i in ids}
     assert any(s in ("building", "testing") for s in at_kill.values()), at_kill
     assert any(s == "queued" for s in at_kill.values()), at_kill
+    assert running, "no bot seen running before the kill"
+    assert bots_running(directory, wait_s=10) == [], "bots outlived the killed workers"
     late = course.submit("ann", "late.py", sdk_bot())  # taken while no worker runs
     workers = Workers(Course(directory), concurrency=2)
     workers.start()
@@ -344,6 +347,38 @@ def test_kill_9_of_the_workers_then_new_workers_every_submission_ends_once(tmp_p
     assert all(len(course.games(s.id)) == 2 for s in subs)  # played once to the end, not twice
     assert course.store.pending() == 0
     assert len({s.id for s in subs}) == len(ids) + 1
+
+
+def bots_running(directory: Path, wait_s: float) -> list[str]:
+    """Command lines of live processes running a file under `directory` (after up to `wait_s`)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if str(directory) in cmdline and state != "Z" and int(pid) != os.getpid():
+                found.append(cmdline)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def test_a_job_interrupted_three_times_fails_interrupted_once_and_for_all(tmp_path):
+    course = Course(make_course(tmp_path / "c"))
+    sub = course.submit("ann", "bot.py", sdk_bot())
+    for attempt in range(1, 4):  # a server killed each time it took the job
+        assert course.store.claim() == sub.id
+        course.store.set_status(sub.id, "building")
+        assert course.store.requeue_interrupted() == ([sub.id] if attempt < 3 else [])
+    sub = course.submission(sub.id)
+    assert (sub.status, sub.reason, sub.finished) == ("failed", "interrupted", True)
+    assert "stopped 3 times" in sub.detail and course.store.pending() == 0
+    course.requeue(sub.id)  # staff try again: a fresh count
+    assert course.submission(sub.id).status == "queued" and course.store.claim() == sub.id
 
 
 # --- the command line ---
