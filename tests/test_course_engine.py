@@ -19,7 +19,7 @@ import pytest
 from conftest import ENV, require
 from test_kits import READY
 
-from arena.cell import sandbox
+from arena.cell import cgroup, sandbox
 from arena.course import config
 from arena.course.archives import Refused
 from arena.course.jobs import Workers
@@ -208,18 +208,29 @@ def test_a_run_command_must_run_the_submissions_own_files_and_nothing_else(cours
     assert expected in sub.detail and course.games(sub.id) == []
 
 
-def test_a_build_over_its_time_is_killed_and_fails(tmp_path):
+GREEDY_BUILD = b"""#!/bin/sh
+set -e
+python3 -c "x = bytearray(300 << 20); x[::4096] = b'1' * len(x[::4096])"
+echo "stdio:python3 $(pwd)/bot.py"
+"""
+
+
+def test_a_build_over_its_time_or_its_memory_is_killed_and_fails(tmp_path):
     needs_sandbox()
-    course = Course(make_course(tmp_path / "c", **{"time_s": 2}))
-    workers = Workers(course)
+    require(cgroup.detect().kind != "none", f"no usable cgroups: {cgroup.detect().reason}")
+    course = Course(make_course(tmp_path / "c", time_s=2, memory_mb=100))
+    workers = Workers(course, concurrency=2)
     workers.start()
     try:
-        sub = course.submit("ann", "kit.zip", kit_zip("python-stdio", {"build.sh": b"#!/bin/sh\nsleep 60\n"}))
+        slow = course.submit("ann", "kit.zip", kit_zip("python-stdio", {"build.sh": b"sleep 60\n"}))
+        greedy = course.submit("bob", "kit.zip", kit_zip("python-stdio", {"build.sh": GREEDY_BUILD}))
         began = time.monotonic()
-        sub, = wait_final(course, sub.id, timeout_s=30)
+        slow, greedy = wait_final(course, slow.id, greedy.id, timeout_s=30)
         assert time.monotonic() - began < 20
-        assert (sub.status, sub.reason) == ("failed", "build timeout")
-        assert "build.sh ran longer than 2 s" in sub.detail
+        assert (slow.status, slow.reason) == ("failed", "build timeout")
+        assert "build.sh ran longer than 2 s" in slow.detail
+        assert (greedy.status, greedy.reason) == ("failed", "compile error")
+        assert "build.sh exited with code 137 (out of memory: the build may use 100 MB)" in greedy.detail
     finally:
         workers.stop(timeout_s=30)
 
