@@ -389,7 +389,13 @@ def test_a_job_interrupted_three_times_fails_interrupted_once_and_for_all(tmp_pa
     assert (sub.status, sub.reason, sub.finished) == ("failed", "interrupted", True)
     assert "stopped 3 times" in sub.detail and course.store.pending() == 0
     course.requeue(sub.id)  # staff try again: a fresh count
-    assert course.submission(sub.id).status == "queued" and course.store.claim() == sub.id
+    course.requeue(sub.id)  # queued already: not twice
+    assert course.submission(sub.id).status == "queued" and course.store.pending() == 1
+    assert course.store.claim() == sub.id and course.store.claim() is None
+    course.requeue(sub.id)  # running: not twice at once
+    assert course.store.claim() is None
+    with pytest.raises(KeyError):
+        course.requeue(sub.id + 1)
 
 
 # --- the command line ---

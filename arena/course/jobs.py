@@ -85,7 +85,7 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
             text = f"{where}: {detail}"
             if printed and printed not in detail:
                 text += f"\nit printed:\n{printed}"
-            return "failed", REASONS.get(reason, reason.replace("_", " ")), _cut(text)  # type: ignore[call-overload]
+            return "failed", REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
         if record.errors[seat]:
             move = next((m for m in record.moves if m.seat == seat and m.info.get("error")), None)
             error = str(move.info["error"]) if move is not None else "(no traceback sent)"
@@ -94,16 +94,16 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
     return "qualified", None, None
 
 
-def _forfeit_of(record: GameRecord, seat: int) -> tuple[str, str] | None:
+def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
     """(reason, detail) when seat `seat` forfeited `record` (alone or with its opponent)."""
     forfeit = record.forfeit
     if not forfeit:
         return None
     if forfeit.get("seat") == seat:
-        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")  # type: ignore[return-value]
+        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")
     for side in forfeit.get("both", []):
         if side.get("seat") == seat:
-            return Forfeit(side["reason"]), side.get("detail", "")  # type: ignore[return-value]
+            return Forfeit(side["reason"]), side.get("detail", "")
     return None
 
 

@@ -273,17 +273,19 @@ class Store:
                        (status, reason, detail, iso(utc_now()), submission_id))
             db.execute("DELETE FROM jobs WHERE submission_id = ?", (submission_id,))
 
-    def requeue(self, submission_id: int) -> None:
-        """Build and qualify a submission again (staff): back to queued, its old verdict, log and
-        games dropped when it runs again."""
+    def requeue(self, submission_id: int) -> bool:
+        """Build and qualify a finished submission again (staff): back to queued, its old verdict,
+        log and games replaced when it runs again. False (nothing done) for one not finished: it is
+        queued or running already, and must not run twice at once."""
         now = iso(utc_now())
         with self.write() as db:
-            db.execute("UPDATE submissions SET status = 'queued', reason = NULL, detail = NULL, "
-                       "finished = NULL WHERE id = ?", (submission_id,))
-            db.execute("INSERT INTO jobs (submission_id, state, enqueued) VALUES (?, 'queued', ?) "
-                       "ON CONFLICT (submission_id) DO UPDATE SET state = 'queued', attempts = 0, "
-                       "started = NULL",
-                       (submission_id, now))
+            done = db.execute("UPDATE submissions SET status = 'queued', reason = NULL, detail = NULL, "
+                              "finished = NULL WHERE id = ? AND status IN ('qualified', 'failed')",
+                              (submission_id,)).rowcount
+            if done:
+                db.execute("INSERT INTO jobs (submission_id, state, enqueued) VALUES (?, 'queued', ?)",
+                           (submission_id, now))
+        return bool(done)
 
     def pending(self) -> int:
         """Jobs queued or running."""
