@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import zipfile
 from datetime import UTC, datetime, timedelta
@@ -275,6 +276,40 @@ def test_an_acknowledged_upload_is_on_disk_and_committed(tmp_path):
     assert stored.read_bytes() == kit_zip("python-stdio") and stored.parent.parent.name == "files"
     again = Course(tmp_path / "c")  # another connection reads it: committed
     assert again.submission(sub.id) == sub and again.source(sub.id) == ("kit.zip", kit_zip("python-stdio"))
+
+
+def test_sixty_students_uploading_at_once_are_each_stored_once_and_a_double_upload_taken_once(tmp_path):
+    directory = make_course(tmp_path / "c", upload_interval_s=60)
+    (directory / "roster.csv").write_text("id,name,email\n" + "".join(f"s{n:02},S {n},s{n}@example.org\n"
+                                                                       for n in range(60)))
+    course = Course(directory)
+    barrier = threading.Barrier(64)
+    taken: list = []
+    refused: list[str] = []
+
+    def upload(student: str, n: int) -> None:
+        barrier.wait()
+        try:
+            taken.append(course.submit(student, "bot.py", sdk_bot(n / 1000)))
+        except Refused as exc:
+            refused.append(f"{student}: {exc}")
+        finally:
+            course.close()
+
+    threads = [threading.Thread(target=upload, args=(f"s{n:02}", n)) for n in range(60)]
+    threads += [threading.Thread(target=upload, args=("s00", 100 + n)) for n in range(4)]  # s00 again
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(taken) == 60 and len(refused) == 4, refused
+    assert all(r.startswith("s00: one upload a minute: try again in ") for r in refused)
+    rows = Course(directory).store.submission_rows()
+    assert sorted(r["id"] for r in rows) == sorted(s.id for s in taken) and len({r["id"] for r in rows}) == 60
+    assert {r["student_id"] for r in rows} == {f"s{n:02}" for n in range(60)}
+    for sub in taken:
+        assert course.source(sub.id)[1] == course.store.read_file(sub.sha256) and sub.version == 1
+    assert course.store.pending() == 60
 
 
 # --- staff and the active bot ---
