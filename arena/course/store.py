@@ -1,8 +1,8 @@
 """The course's store: one SQLite file (`DIR/course.db`, WAL mode) and content-addressed files.
 
 Tables: `students` (synced from the roster; `disabled`, the chosen active submission),
-`submissions` (one a upload: its file's sha256, its status, reason and detail), `jobs` (the
-queue: one a submission to build and qualify, `queued` or `running`, with its attempts),
+`submissions` (a row an upload: its file's sha256, its status, reason and detail), `jobs` (the
+queue: a row a submission to build and qualify, `queued` or `running`, with its attempts),
 `build_logs`, `games` (qualification game records as JSON). Files: `DIR/files/<sha[:2]>/<sha>`,
 written to a temporary name, fsynced, then renamed (and the folder fsynced): a file is either
 whole or absent. A connection per thread; every write is one transaction committed (synchronous
