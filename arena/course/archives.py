@@ -110,6 +110,12 @@ def members(filename: str, data: bytes) -> list[Member]:
     return found
 
 
+def _one_line(exc: BaseException) -> str:
+    """An error's first line (tarfile lists every compression it tried, one a line)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].rstrip(":") if lines else type(exc).__name__
+
+
 def _mb(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
@@ -137,7 +143,7 @@ def _entries(filename: str, data: bytes) -> Iterator[tuple[str, bool, int, int]]
             archive = zipfile.ZipFile(io.BytesIO(data))
             infos = archive.infolist()
         except (zipfile.BadZipFile, ValueError, EOFError) as exc:
-            raise Refused(f"{filename} is not a readable zip archive ({exc})") from None
+            raise Refused(f"{filename} is not a readable zip archive ({_one_line(exc)})") from None
         for info in infos:
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)
@@ -153,7 +159,7 @@ def _entries(filename: str, data: bytes) -> Iterator[tuple[str, bool, int, int]]
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
             infos = archive.getmembers()
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        raise Refused(f"{filename} is not a readable tar archive ({exc})") from None
+        raise Refused(f"{filename} is not a readable tar archive ({_one_line(exc)})") from None
     for info in infos:
         if info.issym() or info.islnk():
             raise Refused(f"{info.name!r} in the archive is a link: links are not taken")
@@ -196,7 +202,7 @@ def read_members(filename: str, data: bytes) -> Iterator[tuple[Member, bytes]]:
         except Refused:
             raise
         except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError) as exc:
-            raise Refused(f"{path!r} in the archive cannot be read ({exc})") from None
+            raise Refused(f"{path!r} in the archive cannot be read ({_one_line(exc)})") from None
         total += len(content)
         yield member, content
 

@@ -49,38 +49,37 @@ class BuildResult:
 
 def build(folder: Path, time_s: float, memory_mb: int, limits: Limits | None = None) -> BuildResult:
     """Run `folder`/build.sh (with /bin/sh) in the sandbox (unless `limits.sandbox` is "off"),
-    writable `folder` only, for at most `time_s` seconds and `memory_mb` MB; as root, `folder` is
-    handed to the build's own user for the build, then back to arena's, readable by all."""
+    writable `folder` only, for at most `time_s` seconds and `memory_mb` MB (all of its processes
+    together in a cgroup; each process, without one); as root, `folder` is handed to the build's
+    own user for the build, then back to arena's, readable by all. The other limits (processes,
+    file size) are `limits`'."""
     folder = Path(folder).resolve()
-    limits = dataclasses.replace(limits or Limits(), memory_mb=None)  # the cgroup holds the memory
+    limits = limits or Limits()
     command = ["/bin/sh", str(folder / sandbox.KIT_MARK)]
-    sandboxed = limits.sandbox != "off" and sandbox.decide(limits.sandbox).sandboxed
-    lease = uids.lease(limits.bot_uids) if sandboxed and os.geteuid() == 0 else None
+    if limits.sandbox == "off" or not sandbox.decide(limits.sandbox).sandboxed:
+        env = {"PATH": BUILD_PATH, "HOME": str(folder), "LANG": "C.UTF-8"}
+        preexec = dataclasses.replace(limits, memory_mb=memory_mb).preexec()
+        return _run(command, folder, env, preexec, time_s, (), None, memory_mb)
+    lease = uids.lease(limits.bot_uids) if os.geteuid() == 0 else None
     group: Cgroup | None = None
     filter_fd: int | None = None
     try:
         if lease is not None:
             _chown_tree(folder, lease.uid)
-        home = sandbox.HOME_INSIDE if sandboxed else str(folder)
-        env = {"PATH": BUILD_PATH, "HOME": home, "LANG": "C.UTF-8"}
-        join = None
-        if sandboxed:
-            try:
-                group = Cgroup.create(memory_mb * MIB, limits.processes)
-                join = group.join_in_child
-            except CgroupError:
-                group = None
-            filter_fd = seccomp.filter_fd()
-            argv = sandbox.bwrap_argv(command, None, workdir_mb=limits.file_mb or 64, write=(str(folder),),
-                                      chdir=str(folder), hide=limits.hide, seccomp_fd=filter_fd,
-                                      new_session=True, uid=lease.uid if lease is not None else None)
-            preexec = _first(seccomp.keyring_joiner(),
-                             limits.preexec(join=join, own_user=lease is not None))
-        else:
-            argv = command
-            preexec = dataclasses.replace(limits, memory_mb=memory_mb).preexec()
-        return _run(argv, folder, env, preexec, time_s, (filter_fd,) if filter_fd is not None else (),
-                    group, memory_mb)
+        try:
+            group = Cgroup.create(memory_mb * MIB, limits.processes)
+        except CgroupError:
+            group = None
+        each = dataclasses.replace(limits, memory_mb=None if group is not None else memory_mb)
+        filter_fd = seccomp.filter_fd()
+        argv = sandbox.bwrap_argv(command, None, workdir_mb=limits.file_mb or 64, write=(str(folder),),
+                                  chdir=str(folder), hide=limits.hide, seccomp_fd=filter_fd, new_session=True,
+                                  uid=lease.uid if lease is not None else None)
+        preexec = _first(seccomp.keyring_joiner(),
+                         each.preexec(join=group.join_in_child if group is not None else None,
+                                      own_user=lease is not None))
+        env = {"PATH": BUILD_PATH, "HOME": sandbox.HOME_INSIDE, "LANG": "C.UTF-8"}
+        return _run(argv, folder, env, preexec, time_s, (filter_fd,), group, memory_mb)
     finally:
         if filter_fd is not None:
             os.close(filter_fd)
@@ -190,6 +189,16 @@ def _chown_tree(folder: Path, uid: int, readable: bool = False) -> None:
                     os.chmod(path, (mode & 0o7777 & ~0o6000) | extra)
             except OSError:
                 pass
+
+
+FOOTER_PREFIX = "--- build.sh "
+
+
+def footer(result: BuildResult) -> str:
+    """The build log's last line: how build.sh ended, how long it took ("--- build.sh ok, after 4.87 s")."""
+    how = "ok" if result.ok else result.error.removeprefix("build.sh ")  # type: ignore[union-attr]
+    end = "" if not result.log or result.log.endswith("\n") else "\n"
+    return f"{end}{FOOTER_PREFIX}{how}, after {result.seconds:.2f} s\n"
 
 
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
-from arena.cell.launcher import STDIO_PREFIX, LaunchError, resolve_command
+from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
 from arena.course import archives, builds
 from arena.course.store import Store
 from arena.match.records import Forfeit, GameRecord
@@ -85,7 +85,7 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
             text = f"{where}: {detail}"
             if printed and printed not in detail:
                 text += f"\nit printed:\n{printed}"
-            return "failed", REASONS.get(reason, reason.replace("_", " ")), _cut(text)  # type: ignore[call-overload]
+            return "failed", REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
         if record.errors[seat]:
             move = next((m for m in record.moves if m.seat == seat and m.info.get("error")), None)
             error = str(move.info["error"]) if move is not None else "(no traceback sent)"
@@ -94,16 +94,16 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
     return "qualified", None, None
 
 
-def _forfeit_of(record: GameRecord, seat: int) -> tuple[str, str] | None:
+def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
     """(reason, detail) when seat `seat` forfeited `record` (alone or with its opponent)."""
     forfeit = record.forfeit
     if not forfeit:
         return None
     if forfeit.get("seat") == seat:
-        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")  # type: ignore[return-value]
+        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")
     for side in forfeit.get("both", []):
         if side.get("seat") == seat:
-            return Forfeit(side["reason"]), side.get("detail", "")  # type: ignore[return-value]
+            return Forfeit(side["reason"]), side.get("detail", "")
     return None
 
 
@@ -164,26 +164,44 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
             store.set_build_log(submission_id, text)
             raise JobFailed("compile error", text) from None
         store.set_build_log(submission_id, f"{name}: compiles (Python {sys.version.split()[0]})\n")
-        script = str(folder / name)
-        text = (STDIO_PREFIX if kind == "stdio" else "") + shlex.join([sys.executable, script])
-    else:
-        try:
-            archives.unpack(filename, data, folder)
-        except archives.Refused as exc:
-            raise JobFailed("compile error", str(exc)) from None
-        result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
-        store.set_build_log(submission_id, result.log)
-        if not result.ok:
-            reason = "build timeout" if result.timed_out else "compile error"
-            tail = builds.tail(result.log)
-            raise JobFailed(reason, f"{result.error}" + (f"; its last lines:\n{tail}" if tail else ""))
-        text = result.command  # type: ignore[assignment]
-        if protocol == "stdio" and not text.startswith(STDIO_PREFIX):
-            text = STDIO_PREFIX + text
+        text = (STDIO_PREFIX if kind == "stdio" else "") + shlex.join([sys.executable, str(folder / name)])
+        return resolve_command(text, base=folder)  # our own command: nothing to check
     try:
-        return resolve_command(text, base=folder)
+        archives.unpack(filename, data, folder)
+    except archives.Refused as exc:
+        raise JobFailed("compile error", str(exc)) from None
+    result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
+    store.set_build_log(submission_id, result.log + builds.footer(result))
+    if not result.ok:
+        reason = "build timeout" if result.timed_out else "compile error"
+        tail = builds.tail(result.log)
+        raise JobFailed(reason, f"{result.error}" + (f"; its last lines:\n{tail}" if tail else ""))
+    text = result.command  # type: ignore[assignment]
+    if protocol == "stdio" and not text.startswith(STDIO_PREFIX):
+        text = STDIO_PREFIX + text
+    try:
+        command = resolve_command(text, base=folder)
     except LaunchError as exc:
         raise JobFailed("bad run command", f"the command build.sh printed last cannot run: {exc}") from None
+    check_own(command, folder)
+    return command
+
+
+def check_own(command: tuple[str, ...], folder: Path) -> None:
+    """JobFailed unless `command` runs a program of the submission's own `folder` and names no
+    other file or folder of this machine (the sandbox would show the bot whatever its command
+    names: `python3 mine.py /home/staff/grades.csv` must not run, nor a shipped bot)."""
+    own = command[3:] if tuple(command[1:3]) == ("-m", STDIO_MODULE) else command  # behind the adapter
+    named = sandbox.named_paths(own)
+    inside = [p for p in named if p == str(folder) or p.startswith(f"{folder}/")]
+    outside = [p for p in named if p not in inside]
+    shown = shlex.join(command)
+    if outside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names {outside[0]}, outside the "
+                                           "submission's folder: a bot may use only its own files")
+    if not inside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names no file of the submission: "
+                                           "it must run the bot build.sh built (its last line printed)")
 
 
 def _syntax_error(exc: BaseException) -> str:

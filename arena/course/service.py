@@ -127,12 +127,12 @@ class Course:
         return self.submission(submission_id)  # type: ignore[return-value]
 
     def requeue(self, submission_id: int) -> None:
-        """Build and qualify a submission again (staff); KeyError for an unknown id."""
-        if self.store.submission_row(submission_id) is None:
-            raise KeyError(f"no submission {submission_id}")
-        self.store.requeue(submission_id)
-        for listener in self.listeners:
-            listener()
+        """Build and qualify a finished submission again (staff); nothing for one queued or
+        running already; KeyError for an unknown id."""
+        self._need_submission(submission_id)
+        if self.store.requeue(submission_id):
+            for listener in self.listeners:
+                listener()
 
     # --- what students and staff see ---
     def submissions(self, student_id: str) -> list[Submission]:

@@ -1,8 +1,8 @@
 """The course's store: one SQLite file (`DIR/course.db`, WAL mode) and content-addressed files.
 
 Tables: `students` (synced from the roster; `disabled`, the chosen active submission),
-`submissions` (one a upload: its file's sha256, its status, reason and detail), `jobs` (the
-queue: one a submission to build and qualify, `queued` or `running`, with its attempts),
+`submissions` (a row an upload: its file's sha256, its status, reason and detail), `jobs` (the
+queue: a row a submission to build and qualify, `queued` or `running`, with its attempts),
 `build_logs`, `games` (qualification game records as JSON). Files: `DIR/files/<sha[:2]>/<sha>`,
 written to a temporary name, fsynced, then renamed (and the folder fsynced): a file is either
 whole or absent. A connection per thread; every write is one transaction committed (synchronous
@@ -273,17 +273,19 @@ class Store:
                        (status, reason, detail, iso(utc_now()), submission_id))
             db.execute("DELETE FROM jobs WHERE submission_id = ?", (submission_id,))
 
-    def requeue(self, submission_id: int) -> None:
-        """Build and qualify a submission again (staff): back to queued, its old verdict, log and
-        games dropped when it runs again."""
+    def requeue(self, submission_id: int) -> bool:
+        """Build and qualify a finished submission again (staff): back to queued, its old verdict,
+        log and games replaced when it runs again. False (nothing done) for one not finished: it is
+        queued or running already, and must not run twice at once."""
         now = iso(utc_now())
         with self.write() as db:
-            db.execute("UPDATE submissions SET status = 'queued', reason = NULL, detail = NULL, "
-                       "finished = NULL WHERE id = ?", (submission_id,))
-            db.execute("INSERT INTO jobs (submission_id, state, enqueued) VALUES (?, 'queued', ?) "
-                       "ON CONFLICT (submission_id) DO UPDATE SET state = 'queued', attempts = 0, "
-                       "started = NULL",
-                       (submission_id, now))
+            done = db.execute("UPDATE submissions SET status = 'queued', reason = NULL, detail = NULL, "
+                              "finished = NULL WHERE id = ? AND status IN ('qualified', 'failed')",
+                              (submission_id,)).rowcount
+            if done:
+                db.execute("INSERT INTO jobs (submission_id, state, enqueued) VALUES (?, 'queued', ?)",
+                           (submission_id, now))
+        return bool(done)
 
     def pending(self) -> int:
         """Jobs queued or running."""
