@@ -373,6 +373,10 @@ class CourseApp:
             return account
         await checked_form(request)
         s = await self.visible(request, account, request.path_params["id"])
+        if not s.finished:
+            return self.render(request, "error.html", 409, heading="Not requeued",
+                               message=f"Version {s.version} of {s.student_id} is {s.status}: it can be "
+                                       "requeued once it has its final status.")
         await run_in_threadpool(self.course.requeue, s.id)
         await run_in_threadpool(self.accounts.audit, account.id, "requeued", s.student_id,
                                 f"submission {s.id} (version {s.version}, was {s.status})")
