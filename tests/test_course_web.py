@@ -169,6 +169,20 @@ def test_a_form_without_its_csrf_token_is_refused(server, ada, links):
     assert answer.status_code == 403
 
 
+def test_five_wrong_passwords_hold_an_id_off_for_a_while(server, alan):
+    from arena.course.app import MAX_FAILED_SIGN_INS
+
+    client = httpx.Client(base_url=server.url, timeout=30)
+    csrf = csrf_of(client.get("/login").text)
+    for _ in range(MAX_FAILED_SIGN_INS):
+        answer = client.post("/login", data={"csrf": csrf, "id": "s002", "password": "a wrong guess"})
+        assert answer.status_code == 401
+    answer = client.post("/login", data={"csrf": csrf, "id": "s002", "password": PASSWORD})
+    assert answer.status_code == 429
+    assert "Too many wrong passwords for s002: try again in 15 min" in answer.text
+    assert alan.get("/me").status_code == 200  # a session already open stays open
+
+
 def test_sign_in_with_the_password_and_a_used_link(server, links):
     client = httpx.Client(base_url=server.url, timeout=30)
     assert client.get(links["s001"]).status_code == 404  # used by the `ada` fixture

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +48,10 @@ SITE_STATIC = HERE.parent / "site" / "static"
 SESSION_COOKIE = "arena_course"
 SESSION_MAX_AGE_S = 14 * 24 * 3600
 """How long a sign-in lasts without signing in again (seconds)."""
+MAX_FAILED_SIGN_INS = 5
+FAILED_SIGN_IN_WINDOW_S = 15 * 60
+"""After MAX_FAILED_SIGN_INS wrong passwords for an id within this many seconds, that id may not
+try again until the oldest of them is this old (guessing costs a quarter of an hour per five)."""
 FORM_OVERHEAD_BYTES = 64 * 1024
 """What an upload's form may add to the file's size limit (boundaries, fields, headers)."""
 STATUS_POLL_MS = 1000
@@ -89,6 +95,9 @@ class CourseApp:
         self.env.filters["last_line"] = last_line
         self.env.filters["when"] = when
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
+        self.failures: dict[str, list[float]] = {}
+        """Account id -> when its recent wrong passwords came (time.monotonic()); only the event
+        loop's thread touches it."""
 
     # --- rendering ---
     def render(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -132,19 +141,40 @@ class CourseApp:
         return RedirectResponse("/staff" if account.is_staff else "/me", 303)
 
     async def login(self, request: Request) -> Response:
-        error = ""
+        error, status = "", 200
         next_url = safe_next(request.query_params.get("next", ""))
         if request.method == "POST":
             form = await checked_form(request)
             next_url = safe_next(str(form.get("next", "")))
-            account = await run_in_threadpool(self.accounts.sign_in, str(form.get("id", "")).strip(),
-                                              str(form.get("password", "")))
+            account_id = str(form.get("id", "")).strip()
+            wait_s = self.sign_in_wait(account_id)
+            if wait_s:
+                return self.render(request, "login.html", 429, next=next_url,
+                                   error=f"Too many wrong passwords for {account_id}: try again in "
+                                         f"{math.ceil(wait_s / 60)} min.")
+            password = str(form.get("password", ""))
+            account = await run_in_threadpool(self.accounts.sign_in, account_id, password)
             if account is not None and (account.is_staff or
                                         await run_in_threadpool(self.course.student, account.id) is not None):
+                self.failures.pop(account_id, None)
                 start_session(request, account)
                 return RedirectResponse(next_url or ("/staff" if account.is_staff else "/me"), 303)
-            error = "Wrong id or password."
-        return self.render(request, "login.html", 401 if error else 200, error=error, next=next_url)
+            self.failures.setdefault(account_id, []).append(time.monotonic())
+            error, status = "Wrong id or password.", 401
+        return self.render(request, "login.html", status, error=error, next=next_url)
+
+    def sign_in_wait(self, account_id: str) -> float:
+        """Seconds until `account_id` may try a password again: 0, unless MAX_FAILED_SIGN_INS
+        wrong ones came within FAILED_SIGN_IN_WINDOW_S (kept in memory: a restart forgets)."""
+        now = time.monotonic()
+        recent = [t for t in self.failures.get(account_id, []) if now - t < FAILED_SIGN_IN_WINDOW_S]
+        if recent:
+            self.failures[account_id] = recent
+        else:
+            self.failures.pop(account_id, None)
+        if len(recent) < MAX_FAILED_SIGN_INS:
+            return 0.0
+        return FAILED_SIGN_IN_WINDOW_S - (now - recent[-MAX_FAILED_SIGN_INS])
 
     async def logout(self, request: Request) -> Response:
         await checked_form(request)
