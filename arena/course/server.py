@@ -37,8 +37,9 @@ class ServeError(ValueError):
 
 
 def check_isolation(unsafe_no_sandbox: bool) -> str | None:
-    """None where students' bots can be sandboxed; the warning to print with `unsafe_no_sandbox`
-    where they cannot; ServeError (why, and the fix) otherwise."""
+    """None where students' bots can be sandboxed; where they cannot, the warning to print with
+    `unsafe_no_sandbox`, else ServeError (why, and the fix). With `unsafe_no_sandbox` a bot is
+    still sandboxed wherever bubblewrap works."""
     reason = sandbox.unavailable_reason()
     if reason is None:
         return None
@@ -75,7 +76,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     from arena.course.service import Course
 
     warning = check_isolation(unsafe_no_sandbox)
-    course = Course(Path(directory), sandbox="off" if unsafe_no_sandbox else "on")
+    # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
+    course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
     workers = Workers(course, concurrency=concurrency)  # woken by the course on each upload
     app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
     sock = listen(host, port)
@@ -85,7 +87,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
                             timeout_graceful_shutdown=10)
     server = uvicorn.Server(config)
     if warning:
-        print(f"arena course serve: {warning}", file=sys.stderr)
+        print(f"arena course: {warning}", file=sys.stderr)
     workers.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
     print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
