@@ -207,6 +207,14 @@ def test_an_earlier_qualified_submission_can_be_made_active(ada):
     assert [s["active"] for s in statuses(ada)][:2] == [False, True]
 
 
+def test_a_text_protocol_bot_chosen_on_the_form_qualifies(ada):
+    """The Python stdio kit's bot, uploaded with protocol = stdio."""
+    kit = Path(__file__).resolve().parents[1] / "examples" / "kits" / "python-stdio" / "bot.py"
+    sid = submitted_id(upload(ada, "bot.py", kit.read_text(), protocol="stdio"))
+    shown = wait_final(ada, sid)
+    assert (shown["status"], shown["kind"], shown["protocol"]) == ("qualified", "stdio", "stdio"), shown
+
+
 def test_a_refused_upload_names_the_problem(ada):
     answer = upload(ada, "notes.txt", "these are not a bot")
     assert answer.status_code == 400 and "Refused:" in answer.text
