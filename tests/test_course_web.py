@@ -145,7 +145,10 @@ def test_staff_pages_are_404_for_a_student(alan):
 
 def test_the_session_cookie_is_signed_httponly_and_samesite(server, links):
     client = httpx.Client(base_url=server.url, timeout=30)
-    cookie = client.get("/login").headers["set-cookie"].lower()
+    page = client.get("/login")
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert page.headers["referrer-policy"] == "no-referrer"  # a sign-in link's secret is in its path
+    cookie = page.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "path=/" in cookie
     assert client.get("/me").status_code == 303  # not signed in: to the sign-in page
     client.cookies.set("arena_course", "eyJ1aWQiOiAiczAwMSJ9.forged.signature")

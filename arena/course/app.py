@@ -322,8 +322,7 @@ class CourseApp:
             await run_in_threadpool(self.accounts.audit, account.id, "downloaded a source", s.student_id,
                                     f"submission {s.id} (version {s.version})")
         return Response(data, media_type="application/octet-stream", headers={
-            **NO_STORE, "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}",
-            "X-Content-Type-Options": "nosniff"})
+            **NO_STORE, "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
     async def game_view(self, request: Request) -> Response:
         account, s = await self.signed_in_with(request)
@@ -539,6 +538,38 @@ def safe_next(target: str) -> str:
 
 # --- the app ---
 
+SECURITY_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; "
+                                 b"style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
+                                 b"form-action 'self'; base-uri 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),  # a sign-in link's secret is in its path
+]
+"""On every answer: scripts and styles from this server only, no framing (clickjacking), no
+Referer sent anywhere."""
+
+
+class SecurityHeaders:
+    """ASGI middleware adding SECURITY_HEADERS to every HTTP answer (pages, JSON, static files)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def create_app(course: Course, accounts: Accounts | None = None, https_cookies: bool = False) -> Starlette:
     """The ASGI app of `course` (its uploads wake the course's workers through `course.listeners`);
     `https_cookies` marks the session cookie Secure (behind an HTTPS proxy)."""
@@ -582,7 +613,8 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),
     ]
-    middleware = [Middleware(SessionMiddleware, secret_key=session_secret(course.config.directory),
+    middleware = [Middleware(SecurityHeaders),
+                  Middleware(SessionMiddleware, secret_key=session_secret(course.config.directory),
                              session_cookie=SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="lax",
                              https_only=https_cookies)]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {HTTPException: http_error}
