@@ -413,6 +413,30 @@ def bots_running(directory: Path, wait_s: float) -> list[str]:
         time.sleep(0.1)
 
 
+REFUSING_SCRIPT = """
+import sys
+from pathlib import Path
+from arena.cell.sandbox import SandboxUnavailable
+from arena.course.jobs import Workers
+from arena.course.service import Course
+try:
+    Workers(Course(Path(sys.argv[1]))).start()
+except SandboxUnavailable as exc:
+    print(exc)
+"""
+
+
+def test_workers_refuse_to_start_where_bots_cannot_be_sandboxed(tmp_path):
+    directory = make_course(tmp_path / "c")
+    Course(directory).submit("ann", "bot.py", sdk_bot())
+    env = dict(ENV, PATH=str(tmp_path))  # no bwrap on this PATH
+    done = subprocess.run([sys.executable, "-c", REFUSING_SCRIPT, str(directory)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    said = "sandbox = on, but bots cannot be isolated here: bwrap not installed; fix: install bubblewrap"
+    assert done.stdout.startswith(said), (done.stdout, done.stderr)
+    assert Course(directory).submissions("ann")[0].status == "queued"  # nothing ran, nothing lost
+
+
 def test_a_job_interrupted_three_times_fails_interrupted_once_and_for_all(tmp_path):
     course = Course(make_course(tmp_path / "c"))
     sub = course.submit("ann", "bot.py", sdk_bot())
