@@ -276,6 +276,10 @@ def test_an_acknowledged_upload_is_on_disk_and_committed(tmp_path):
     assert stored.read_bytes() == kit_zip("python-stdio") and stored.parent.parent.name == "files"
     again = Course(tmp_path / "c")  # another connection reads it: committed
     assert again.submission(sub.id) == sub and again.source(sub.id) == ("kit.zip", kit_zip("python-stdio"))
+    private = [stored, stored.parent.parent, *sorted((tmp_path / "c").glob("course.db*")),
+               tmp_path / "c" / "roster.csv"]
+    assert len(private) == 6 and all(path.stat().st_mode & 0o077 == 0 for path in private), \
+        [(path.name, oct(path.stat().st_mode)) for path in private]  # students' code and names: private
 
 
 def test_sixty_students_uploading_at_once_are_each_stored_once_and_a_double_upload_taken_once(tmp_path):
