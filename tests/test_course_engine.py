@@ -276,6 +276,10 @@ def test_an_acknowledged_upload_is_on_disk_and_committed(tmp_path):
     assert stored.read_bytes() == kit_zip("python-stdio") and stored.parent.parent.name == "files"
     again = Course(tmp_path / "c")  # another connection reads it: committed
     assert again.submission(sub.id) == sub and again.source(sub.id) == ("kit.zip", kit_zip("python-stdio"))
+    private = [stored, stored.parent.parent, *sorted((tmp_path / "c").glob("course.db*")),
+               tmp_path / "c" / "roster.csv"]
+    assert len(private) == 6 and all(path.stat().st_mode & 0o077 == 0 for path in private), \
+        [(path.name, oct(path.stat().st_mode)) for path in private]  # students' code and names: private
 
 
 def test_sixty_students_uploading_at_once_are_each_stored_once_and_a_double_upload_taken_once(tmp_path):
@@ -411,6 +415,30 @@ def bots_running(directory: Path, wait_s: float) -> list[str]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.1)
+
+
+REFUSING_SCRIPT = """
+import sys
+from pathlib import Path
+from arena.cell.sandbox import SandboxUnavailable
+from arena.course.jobs import Workers
+from arena.course.service import Course
+try:
+    Workers(Course(Path(sys.argv[1]))).start()
+except SandboxUnavailable as exc:
+    print(exc)
+"""
+
+
+def test_workers_refuse_to_start_where_bots_cannot_be_sandboxed(tmp_path):
+    directory = make_course(tmp_path / "c")
+    Course(directory).submit("ann", "bot.py", sdk_bot())
+    env = dict(ENV, PATH=str(tmp_path))  # no bwrap on this PATH
+    done = subprocess.run([sys.executable, "-c", REFUSING_SCRIPT, str(directory)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    said = "sandbox = on, but bots cannot be isolated here: bwrap not installed; fix: install bubblewrap"
+    assert done.stdout.startswith(said), (done.stdout, done.stderr)
+    assert Course(directory).submissions("ann")[0].status == "queued"  # nothing ran, nothing lost
 
 
 def test_a_job_interrupted_three_times_fails_interrupted_once_and_for_all(tmp_path):

@@ -15,6 +15,7 @@ import os
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -80,12 +81,15 @@ def clean_filename(filename: str) -> str:
 def members(filename: str, data: bytes) -> list[Member]:
     """The members of the archive `data` (named `filename`), checked from their headers, the one
     top folder stripped when build.sh lies in it; Refused for anything unsafe or a wrong layout."""
-    entries = list(_entries(filename, data))
-    if len(entries) > MAX_MEMBERS:
-        raise Refused(f"the archive holds {len(entries)} files and folders; the limit is {MAX_MEMBERS}")
-    total = sum(size for _, _, size, _ in entries)
-    if total > MAX_UNPACKED_BYTES:
-        raise Refused(f"the archive unpacks to {_mb(total)}; the limit is {_mb(MAX_UNPACKED_BYTES)}")
+    entries = []
+    total = 0
+    for entry in _entries(filename, data):  # a tar is read as it goes: stop at the first limit passed
+        entries.append(entry)
+        total += entry[2]
+        if len(entries) > MAX_MEMBERS:
+            raise Refused(f"the archive holds more than {MAX_MEMBERS} files and folders; that is the limit")
+        if total > MAX_UNPACKED_BYTES:
+            raise Refused(f"the archive unpacks to more than {_mb(MAX_UNPACKED_BYTES)}; that is the limit")
     paths = [(_safe_path(name), is_dir, size, mode) for name, is_dir, size, mode in entries]
     paths = [p for p in paths if p[0] != ""]
     files = {path for path, is_dir, _, _ in paths if not is_dir}
@@ -157,15 +161,14 @@ def _entries(filename: str, data: bytes) -> Iterator[tuple[str, bool, int, int]]
         return
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            infos = archive.getmembers()
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+            for info in archive:  # one header at a time (a compressed tar is unpacked as it is read)
+                if info.issym() or info.islnk():
+                    raise Refused(f"{info.name!r} in the archive is a link: links are not taken")
+                if not (info.isfile() or info.isdir()):
+                    raise Refused(f"{info.name!r} in the archive is not a regular file or folder")
+                yield info.name, info.isdir(), info.size, info.mode
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise Refused(f"{filename} is not a readable tar archive ({_one_line(exc)})") from None
-    for info in infos:
-        if info.issym() or info.islnk():
-            raise Refused(f"{info.name!r} in the archive is a link: links are not taken")
-        if not (info.isfile() or info.isdir()):
-            raise Refused(f"{info.name!r} in the archive is not a regular file or folder")
-        yield info.name, info.isdir(), info.size, info.mode
 
 
 def _contents(filename: str, data: bytes) -> Iterator[tuple[str, io.BufferedIOBase | None]]:

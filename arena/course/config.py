@@ -309,6 +309,7 @@ def init(directory: str | Path, game: str) -> list[Path]:
     config.write_text(COURSE_TEMPLATE.format(game=game, params=params or "# (none)",
                                              time=TimeControl.for_game(game).per_move), encoding="utf-8")
     roster.write_text(ROSTER_TEMPLATE, encoding="utf-8")
+    roster.chmod(0o600)  # names and e-mail addresses: the staff's user's only
     return [config, roster]
 
 

@@ -103,6 +103,8 @@ class Course:
         student is disabled or uploaded too recently, the file too big or not a bot. Stored (file
         fsynced, row committed) before it returns; the workers are woken."""
         now = now or utc_now()
+        if now.tzinfo is None:
+            raise ValueError(f"submit(now=...) needs a time with its zone, got {now.isoformat()}")
         row = self._need_student(student_id)
         if row["disabled"]:
             raise Refused("your submissions are disabled: ask the course staff")

@@ -90,6 +90,7 @@ class Store:
         self.files = self.directory / FILES_DIR
         self._local = threading.local()
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.files.mkdir(mode=0o700, exist_ok=True)  # students' code: arena's user's only
         self.connection().executescript(SCHEMA)
 
     # --- connections ---
@@ -97,12 +98,13 @@ class Store:
         """This thread's connection (WAL, synchronous FULL, foreign keys, a 30 s busy timeout)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            # made private before SQLite opens it: its -wal and -shm files take the database's mode
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=True)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute("PRAGMA foreign_keys=ON")
-            os.chmod(self.path, 0o600)
             self._local.conn = conn
         return conn
 
