@@ -98,8 +98,12 @@ class Store:
         """This thread's connection (WAL, synchronous FULL, foreign keys, a 30 s busy timeout)."""
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            # made private before SQLite opens it: its -wal and -shm files take the database's mode
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
+            # made private before SQLite opens it: its -wal and -shm files take the database's mode.
+            # Only when it is missing: closing any descriptor of the database file drops every POSIX
+            # lock this process's other connections hold on it (sqlite.org, "How To Corrupt An SQLite
+            # Database File", 2.2): the server's workers and pages then missed committed rows.
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=True)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
