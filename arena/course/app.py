@@ -57,7 +57,6 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 STATUS_POLL_MS = 1000
 """How often a page with unfinished submissions asks for their status (milliseconds)."""
 PROTOCOLS = (("v1", "protocol v1 (ZeroMQ: the SDK, the kits)"), ("stdio", "text on stdin/stdout"))
-FINAL = ("qualified", "failed")
 NOT_FOUND = "Not found"
 """The one 404 answer: the same whether the thing does not exist or is someone else's."""
 
@@ -285,8 +284,7 @@ class CourseApp:
         games = await run_in_threadpool(self.course.games, s.id)
         log = await run_in_threadpool(self.course.build_log, s.id)
         student = await run_in_threadpool(self.course.student, s.student_id)
-        return self.render(request, "submission.html", s=s, student=student, games=game_rows(games), log=log,
-                           final=FINAL)
+        return self.render(request, "submission.html", s=s, student=student, games=game_rows(games), log=log)
 
     async def submission_status(self, request: Request) -> Response:
         account, s = await self.signed_in_with(request, api_too=True)
