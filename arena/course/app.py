@@ -56,7 +56,9 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 """What an upload's form may add to the file's size limit (boundaries, fields, headers)."""
 STATUS_POLL_MS = 1000
 """How often a page with unfinished submissions asks for their status (milliseconds)."""
-PROTOCOLS = (("v1", "protocol v1 (ZeroMQ: the SDK, the kits)"), ("stdio", "text on stdin/stdout"))
+PROTOCOLS = (("v1", "v1: ZeroMQ, as the SDK and the kits speak it"),
+             ("stdio", "stdio: text lines on stdin/stdout"))
+"""The protocol choices of the upload form: (value, what the form says)."""
 NOT_FOUND = "Not found"
 """The one 404 answer: the same whether the thing does not exist or is someone else's."""
 
