@@ -198,6 +198,30 @@ def test_sign_in_with_the_password_and_a_used_link(server, links):
     assert "Ada Lovelace" in client.get("/me").text
 
 
+def test_a_new_link_and_password_end_the_older_sessions(course, server):
+    code, _, err = arena("course", "invite", str(course), "--url", server.url, "--only", "s003")
+    assert code == 0, err
+    first = signed_in(server.url, invite_links_file(course)["s003"])
+    assert first.get("/me").status_code == 200
+    code, _, err = arena("course", "invite", str(course), "--url", server.url, "--only", "s003")
+    assert code == 0, err
+    links = invite_links_file(course)
+    assert list(links) == ["s003"]
+    second = signed_in(server.url, links["s003"])
+    assert second.get("/me").status_code == 200
+    answer = first.get("/me")
+    assert answer.status_code == 303 and answer.headers["location"].startswith("/login")
+    code, _, err = arena("course", "invite", str(course), "--only", "nobody")
+    assert code == 2 and "nobody not in the roster" in err
+
+
+def invite_links_file(course: Path) -> dict[str, str]:
+    import csv
+
+    with open(course / "invites.csv", newline="") as f:
+        return {row["id"]: row["link"] for row in csv.DictReader(f)}
+
+
 # --- uploads ---
 
 def test_an_earlier_qualified_submission_can_be_made_active(ada):
