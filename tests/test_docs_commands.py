@@ -18,7 +18,10 @@ from arena.cli import build_parser
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "kits" / "README.md"]
 COMMANDS = {"match", "play", "watch", "replay", "standings", "publish", "serve", "submit"}
-"""`arena`'s commands; `tournament` takes a second word."""
+"""`arena`'s commands; `tournament` and `course` take a second word."""
+TWO_WORDS = ("tournament", "course")
+THREE_WORDS = (("course", "staff"),)
+"""Commands whose second word takes a third: `arena course staff add`."""
 _INLINE = re.compile(r"`(arena [^`]*)`")
 _OPTION = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
 
@@ -47,8 +50,10 @@ LINES = _lines()
 
 
 def _command(words: list[str]) -> list[str]:
-    """The command words after `arena`: ["match"], ["tournament", "run"]."""
-    if words[1] == "tournament" and len(words) > 2:
+    """The command words after `arena`: ["match"], ["tournament", "run"], ["course", "init"]."""
+    if words[1] in TWO_WORDS and len(words) > 2 and not words[2].startswith(("-", ".")):
+        if tuple(words[1:3]) in THREE_WORDS and len(words) > 3 and not words[3].startswith("-"):
+            return words[1:4]
         return words[1:3]
     return words[1:2]
 
@@ -75,7 +80,7 @@ def test_every_printed_command_line_is_one_arena_takes(where, line):
     words = shlex.split(line, comments=True)
     words = words[:words.index("|")] if "|" in words else words  # `arena standings T | head`
     command = _command(words)
-    assert command[0] in COMMANDS | {"tournament"}, f"{where}: unknown command in {line!r}"
+    assert command[0] in COMMANDS | set(TWO_WORDS), f"{where}: unknown command in {line!r}"
     if command[0] == "tournament":
         assert len(command) == 2 and command[1] in ("run", "plan"), f"{where}: {line!r}"
     shown = _help(tuple(command))

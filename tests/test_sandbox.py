@@ -259,6 +259,27 @@ def test_an_honest_bot_writes_its_directories_uses_tempfile_a_pool_and_inotify_a
         assert got[what].startswith("denied"), got
 
 
+def test_a_writable_folder_is_all_a_sandboxed_command_may_write_with_no_socket_and_its_own_cwd(tmp_path):
+    """bwrap_argv(write=..., chdir=..., socket_path=None): how a course builds a submission (its
+    build.sh writes its own folder, seen at the same path, and nothing else)."""
+    needs_sandbox()
+    own, other = tmp_path / "build", tmp_path / "other"
+    own.mkdir()
+    other.mkdir(mode=0o777)
+    if os.geteuid() == 0:  # the command runs as BOT_UID: the folder must be its
+        os.chown(own, sandbox.BOT_UID, sandbox.BOT_UID)
+    script = (f"pwd; echo made > made.txt && echo own-ok; (echo x > {other}/x) 2>/dev/null && echo OTHER; "
+              f"ls {sandbox.SOCKET_INSIDE} 2>&1 || true")
+    argv = sandbox.bwrap_argv(["/bin/sh", "-c", script], None, write=[str(own)], chdir=str(own))
+    assert sandbox.SOCKET_INSIDE not in argv
+    assert argv[argv.index("--bind"):][:3] == ["--bind", str(own), str(own)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [str(own), "own-ok"], (done.stdout, done.stderr)
+    assert "OTHER" not in lines and "No such file" in done.stdout
+    assert (own / "made.txt").read_text() == "made\n" and not (other / "x").exists()
+
+
 def test_bots_in_one_folder_see_only_their_own_files_and_a_kit_over_another_bot_is_refused(tmp_path):
     """The README's /srv/bots/alice.py layout: each file bot sees its file alone, so the attacker
     cannot read its neighbour. A bot whose sight would hold another bot's files (a kit folder

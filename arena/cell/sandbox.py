@@ -416,43 +416,50 @@ def sandboxed_command(command: tuple[str, ...] | list[str]) -> list[str]:
     return command
 
 
-def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path, *,
+def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path | None, *,
                workdir_mb: int = 64, tmp_mb: int = 64, read: tuple[str, ...] | list[str] = (),
                hide: tuple[str, ...] | list[str] = (), new_session: bool = True,
-               seccomp_fd: int | None = None, uid: int | None = None) -> list[str]:
+               seccomp_fd: int | None = None, uid: int | None = None,
+               write: tuple[str, ...] | list[str] = (), chdir: str | None = None) -> list[str]:
     """The argv that runs `command` sandboxed, reaching the referee at `socket_path` (a host
-    path, bind-mounted on SOCKET_INSIDE). `read`: extra host paths the bot may read; `hide`:
-    host paths it must not see even where they lie inside a directory it may read (the tournament
-    file, the results directory, the referee's working directory). `seccomp_fd`: a descriptor to
-    read the seccomp filter from (arena/cell/seccomp.py), passed on to bwrap. `uid`: when arena runs
-    as root, the user (and group) the bot runs as (default BOT_UID); its working directory, /tmp
-    and /dev/shm are its own."""
+    path, bind-mounted on SOCKET_INSIDE; None: no socket, e.g. for a build). `read`: extra host
+    paths the bot may read; `hide`: host paths it must not see even where they lie inside a
+    directory it may read (the tournament file, the results directory, the referee's working
+    directory). `write`: host directories it may write, at the same place (a submission's build
+    folder, where its `build.sh` compiles it; as root they must belong to `uid`); nothing it reads
+    of them is left read-only. `chdir`: its working directory (default its private HOME_INSIDE).
+    `seccomp_fd`: a descriptor to read the seccomp filter from (arena/cell/seccomp.py), passed on
+    to bwrap. `uid`: when arena runs as root, the user (and group) the bot runs as (default
+    BOT_UID); its working directory, /tmp and /dev/shm are its own."""
     inner = [host_program(command[0]), *command[1:]] if command else []
     command = sandboxed_command(command)
     args = ["bwrap", *namespace_args(new_session), *system_args(),
             "--size", str(workdir_mb << 20), "--perms", "0700", "--tmpfs", HOME_INSIDE,  # before the
             "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",  # binds, which may lie
             "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]  # under /tmp
+    writable = [os.path.abspath(p) for p in write]
     readable = program_paths(command) + [os.path.abspath(p) for p in read]
     if command != inner:  # behind the relay: what the bot's own command line names too
         readable += program_paths(inner)
     readable = [p for p in dict.fromkeys(readable)
-                if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)]
+                if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)
+                and not any(_inside(p, w) for w in writable)]  # bound writable below
     made: set[str] = set()
-    for path in readable:
+    for path in [*readable, *writable]:
         for parent in reversed(Path(path).parents[:-1]):  # traversable by the bot's user
             if str(parent) not in made and not _is_system(str(parent)):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
-        args += _bind_readable(path)
+        args += ["--bind", path, path] if path in writable else _bind_readable(path)
     for path in hide:
         path = os.path.abspath(path)
-        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in readable):
+        if any(path == r or path.startswith(r.rstrip("/") + "/") for r in [*readable, *writable]):
             args += _hide(path)
-    args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
-             "--ro-bind", str(socket_path), SOCKET_INSIDE,
-             "--remount-ro", "/",  # nothing but its own tmpfs directories is writable, however big
-             "--chdir", HOME_INSIDE]
+    if socket_path is not None:
+        args += ["--perms", "0755", "--dir", os.path.dirname(SOCKET_INSIDE),
+                 "--ro-bind", str(socket_path), SOCKET_INSIDE]
+    args += ["--remount-ro", "/",  # nothing but its own tmpfs directories (and `write`) is writable
+             "--chdir", chdir or HOME_INSIDE]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return args + ["--", *own_dirs_argv(uid), *drop_root_argv(uid or BOT_UID), *command]

@@ -1,5 +1,6 @@
 """`arena`: the command line, argument parsing only; each command hands over to its room
-(`arena.match`, `arena.tournament`, `arena.site`, `arena.terminal`). Nothing imports this package.
+(`arena.match`, `arena.tournament`, `arena.site`, `arena.terminal`, `arena.course`). Nothing imports
+this package.
 
 Each command's module (`match`, `tournament`, `play`) registers it with an `add_..._parser(s)
 (subparsers)` function and sets `func` (parsed arguments -> exit code); `common` holds what they
@@ -20,6 +21,7 @@ COMMANDS = [
     ("arena.cli.match", "add_match_parser"),  # match
     ("arena.cli.tournament", "add_tournament_parsers"),  # tournament run, standings, publish, serve, submit
     ("arena.cli.play", "add_play_parsers"),  # play, watch, replay
+    ("arena.cli.course", "add_course_parsers"),  # course init, status (and the server's commands)
 ]
 """The commands' modules: (module, function registering them on the subparsers); a module that is
 absent (a partial install) is skipped."""

@@ -1,0 +1,224 @@
+"""`arena course ...`: a course server's commands (argument parsing only; the work is
+arena.course's). `init DIR --game GAME` writes the templates; `status DIR` prints every student's
+submissions, active version and last status; `serve DIR` runs the server; `invite DIR`, `staff add
+DIR NAME` and `token DIR ID` make sign-in links and API tokens; `submit URL FILE` is the students'
+upload from the terminal."""
+from __future__ import annotations
+
+import argparse
+import sqlite3
+from pathlib import Path
+
+from arena.cell.sandbox import SandboxUnavailable
+from arena.cli.common import EXIT_OK, BadInput, guard
+from arena.course.accounts import AccountError
+from arena.course.archives import Refused
+from arena.course.client import SubmitError
+from arena.course.config import CourseError
+from arena.course.server import ServeError
+
+_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
+_server_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, BadInput, AccountError,
+                                       ServeError, SubmitError, SandboxUnavailable))
+
+
+def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """Register `course init` and `course status` on `arena`'s subparsers; returns the `course`
+    command's own subparsers, for the server's commands to join."""
+    import rules
+
+    course = subparsers.add_parser("course", help="a course server: students submit bots, the server builds "
+                                                  "and qualifies them (docs/course.md)")
+    csub = course.add_subparsers(dest="course_command", metavar="COMMAND")
+    csub.required = True
+    init = csub.add_parser("init", help="write DIR/course.toml and DIR/roster.csv as commented templates")
+    init.add_argument("directory", metavar="DIR", help="the course's directory (made if missing)")
+    init.add_argument("--game", required=True, choices=rules.names(), help="the course's game")
+    init.set_defaults(func=cmd_init)
+    status = csub.add_parser("status", help="print every student's submissions, active version and last "
+                                            "status")
+    status.add_argument("directory", metavar="DIR", help="the course's directory")
+    status.set_defaults(func=cmd_status)
+    add_server_parsers(csub)
+    return csub
+
+
+@_guard
+def cmd_init(args: argparse.Namespace) -> int:
+    """arena course init DIR --game GAME"""
+    from arena.course import config
+
+    for path in config.init(Path(args.directory), args.game):
+        print(f"wrote {path}")
+    directory = Path(args.directory)
+    print(f"next: fill in {directory / config.ROSTER_NAME}, check {directory / config.CONFIG_NAME}")
+    return EXIT_OK
+
+
+@_guard
+def cmd_status(args: argparse.Namespace) -> int:
+    """arena course status DIR"""
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory))
+    rows = course.rows()
+    table = [("student", "name", "group", "versions", "active", "last", "status")]
+    for row in rows:
+        versions = {s.id: s.version for s in course.submissions(row.student.id)} if row.versions else {}
+        last = row.last
+        status = "-" if last is None else last.status + (f" ({last.reason})" if last.reason else "")
+        table.append((row.student.id + (" (disabled)" if row.disabled else ""), row.student.name,
+                      row.student.group or "-", str(row.versions),
+                      f"v{versions[row.active_id]}" if row.active_id is not None else "-",
+                      f"v{last.version} #{last.id} {last.created}" if last is not None else "-", status))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    pending = course.store.pending()
+    print(f"{len(rows)} students, {sum(r.versions for r in rows)} submissions, {pending} to build or test")
+    return EXIT_OK
+
+
+def add_server_parsers(csub: argparse._SubParsersAction) -> None:
+    """Register the server's commands on `arena course`: serve, invite, staff add, token, submit."""
+    from arena.course import client, server
+
+    serve = csub.add_parser("serve", help="run the course server: the web app and the workers that build and "
+                                          "qualify (one process tree; Ctrl-C or SIGTERM stops it)")
+    serve.add_argument("directory", metavar="DIR", help="the course's directory")
+    serve.add_argument("--host", default=server.DEFAULT_HOST,
+                       help=f"the address to listen on (default {server.DEFAULT_HOST}: this machine only; "
+                            "put a reverse proxy with HTTPS in front to open it to students)")
+    serve.add_argument("--port", type=int, default=server.DEFAULT_PORT,
+                       help=f"the port (default {server.DEFAULT_PORT}; 0 takes a free one, named in the "
+                            "first line printed)")
+    serve.add_argument("--concurrency", type=_positive, default=1, metavar="N",
+                       help="submissions built and qualified at a time (default 1)")
+    serve.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="run students' code without the sandbox where bubblewrap cannot isolate it "
+                            "(trusted code only; without it the server refuses to start there)")
+    serve.add_argument("--https-cookies", action="store_true",
+                       help="mark the session cookie Secure (the server is reached through HTTPS)")
+    serve.set_defaults(func=cmd_serve)
+
+    invite = csub.add_parser("invite", help="write DIR/invites.csv: id, email and a one-time sign-in link "
+                                            "per student, for your own mail merge")
+    invite.add_argument("directory", metavar="DIR", help="the course's directory")
+    invite.add_argument("--url", default=DEFAULT_URL,
+                        help=f"the server's address as students reach it (default {DEFAULT_URL})")
+    invite.add_argument("--only", nargs="+", metavar="ID", default=None,
+                        help="these students only (a new link replaces a student's old one)")
+    invite.set_defaults(func=cmd_invite)
+
+    staff = csub.add_parser("staff", help="staff accounts")
+    ssub = staff.add_subparsers(dest="staff_command", metavar="COMMAND")
+    ssub.required = True
+    add = ssub.add_parser("add", help="add a staff account and print its one-time sign-in link")
+    add.add_argument("directory", metavar="DIR", help="the course's directory")
+    add.add_argument("name", metavar="NAME", help="the staff member's sign-in name (letters, digits, . _ -)")
+    add.add_argument("--url", default=DEFAULT_URL,
+                     help=f"the server's address as staff reach it (default {DEFAULT_URL})")
+    add.set_defaults(func=cmd_staff_add)
+
+    token = csub.add_parser("token", help="issue a student's API token for `arena course submit` (printed "
+                                          "once; the old one stops working)")
+    token.add_argument("directory", metavar="DIR", help="the course's directory")
+    token.add_argument("student", metavar="ID", help="the student's id in the roster")
+    token.set_defaults(func=cmd_token)
+
+    submit = csub.add_parser("submit", help="upload a bot to a course server (a student's command)")
+    submit.add_argument("url", metavar="URL", help="the course server's address, e.g. https://bots.example.org")
+    submit.add_argument("file", metavar="FILE", help="the bot: a .py file, a stdio program's source, or a "
+                                                     ".zip/.tar.gz with build.sh")
+    submit.add_argument("--token", default=None,
+                        help=f"your API token (default: ${client.TOKEN_ENV}); ask staff for one")
+    submit.add_argument("--protocol", choices=("v1", "stdio"), default="v1",
+                        help="v1 (ZeroMQ: the SDK and the kits; default) or stdio (the text protocol)")
+    submit.add_argument("--wait", action="store_true",
+                        help="wait for the final status and print it; exit 0 only if qualified")
+    submit.add_argument("--timeout", type=float, default=None, metavar="S",
+                        help="with --wait, give up after S seconds (exit 1)")
+    submit.set_defaults(func=cmd_submit)
+
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+@_server_guard
+def cmd_serve(args: argparse.Namespace) -> int:
+    """arena course serve DIR [--host H] [--port P] [--concurrency N] [--unsafe-no-sandbox]"""
+    from arena.course import server
+
+    return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
+                        https_cookies=args.https_cookies)
+
+
+@_server_guard
+def cmd_invite(args: argparse.Namespace) -> int:
+    """arena course invite DIR [--url URL] [--only ID...]"""
+    from arena.course.accounts import Accounts, write_invites
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory))
+    students = course.students()
+    if args.only is not None:
+        known = {s.id for s in students}
+        unknown = [sid for sid in args.only if sid not in known]
+        if unknown:
+            raise BadInput(f"--only: {', '.join(unknown)} not in the roster {course.config.roster}")
+        students = [s for s in students if s.id in args.only]
+    path = course.directory / INVITES_NAME
+    count = write_invites(Accounts(course.directory), [(s.id, s.email) for s in students], args.url, path)
+    print(f"wrote {count} one-time sign-in link{'s' if count != 1 else ''} to {path} (id,email,link; "
+          "private: send each student its own)")
+    return EXIT_OK
+
+
+INVITES_NAME = "invites.csv"
+
+
+@_server_guard
+def cmd_staff_add(args: argparse.Namespace) -> int:
+    """arena course staff add DIR NAME [--url URL]"""
+    from arena.course.accounts import Accounts, sign_in_link
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory))
+    if course.student(args.name) is not None:
+        raise BadInput(f"{args.name!r} is a student's id in the roster; choose another staff name")
+    secret = Accounts(course.directory).add_staff(args.name)
+    print(f"staff account {args.name}: sign in once with this link, then with your password:")
+    print(sign_in_link(args.url, secret))
+    return EXIT_OK
+
+
+@_server_guard
+def cmd_token(args: argparse.Namespace) -> int:
+    """arena course token DIR ID"""
+    from arena.course.accounts import Accounts
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory))
+    if course.student(args.student) is None:
+        raise BadInput(f"no student {args.student!r} in the roster {course.config.roster}")
+    print(Accounts(course.directory).new_token(args.student))
+    return EXIT_OK
+
+
+@_server_guard
+def cmd_submit(args: argparse.Namespace) -> int:
+    """arena course submit URL FILE [--token TOKEN] [--wait] [--protocol stdio]"""
+    from arena.course import client
+
+    return client.submit(args.url, args.file, client.token_from(args.token), args.protocol, args.wait,
+                         args.timeout)

@@ -1,0 +1,114 @@
+"""`arena course submit URL FILE --token TOKEN [--wait]`: a student's upload from the terminal.
+
+Standard library only (urllib), so a student needs nothing but arena itself. It posts the file to
+the server's JSON API (`POST /api/submissions`, `Authorization: Bearer TOKEN`) and, with `wait`,
+polls `GET /api/submissions/ID` until the submission has its final status.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TOKEN_ENV = "ARENA_COURSE_TOKEN"
+"""Where the token is read from without --token (it then stays out of the shell's history)."""
+POLL_S = 1.0
+"""How often --wait asks for the status (seconds)."""
+REQUEST_TIMEOUT_S = 60.0
+EXIT_QUALIFIED, EXIT_NOT_QUALIFIED, EXIT_REFUSED = 0, 1, 2
+FINAL = ("qualified", "failed")
+
+
+class SubmitError(ValueError):
+    """The upload was refused or could not be made: one line naming why."""
+
+
+def _request(url: str, token: str, data: bytes | None = None, content_type: str = "") -> dict[str, Any]:
+    """The JSON answer of one API call; SubmitError with the server's own message for a refusal."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    method = "POST" if data is not None else "GET"
+    request = urllib.request.Request(url, data=data, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:  # noqa: S310 (the user's URL)
+            return json.loads(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read().decode("utf-8")).get("error") or exc.reason
+        except (ValueError, AttributeError):
+            message = exc.reason
+        raise SubmitError(f"{url}: {exc.code}: {message}") from None
+    except urllib.error.URLError as exc:
+        raise SubmitError(f"cannot reach {url}: {exc.reason}") from None
+    except (OSError, ValueError) as exc:
+        raise SubmitError(f"{url}: {exc}") from None
+
+
+def multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[bytes, str]:
+    """A multipart/form-data body with `fields` and one file part named "file"; (body, content type)."""
+    boundary = "arena-" + secrets.token_hex(16)
+    parts = []
+    for name, value in fields.items():
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
+                     f"{value}\r\n".encode())
+    quoted = filename.replace("\\", "_").replace('"', "_").replace("\r", "_").replace("\n", "_")
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{quoted}"\r\n'
+                 f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def describe(s: dict[str, Any]) -> str:
+    """One line for a submission's status: "version 3: failed (crashed): ZeroDivisionError: ..."."""
+    line = f"version {s.get('version')}: {s.get('status')}"
+    if s.get("reason"):
+        line += f" ({s['reason']})"
+    if s.get("status") == "failed" and s.get("last_line"):
+        line += f": {s['last_line']}"
+    return line
+
+
+def submit(url: str, path: str | Path, token: str, protocol: str = "v1", wait: bool = False,
+           timeout_s: float | None = None, say: Callable[[str], None] = print,
+           poll_s: float = POLL_S) -> int:
+    """Upload `path` to the course server at `url` as the token's student. Without `wait`, 0 once
+    stored; with it, the final status is printed and the exit code is 0 only for qualified (1 for
+    failed, or still unfinished after `timeout_s`). SubmitError for a refusal or a bad file."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SubmitError(f"cannot read {path}: {exc.strerror or exc}") from None
+    base = url.rstrip("/")
+    body, content_type = multipart({"protocol": protocol}, path.name, data)
+    s = _request(f"{base}/api/submissions", token, body, content_type)
+    say(f"stored {path.name} as version {s['version']} (submission {s['id']}): {s['status']}; "
+        f"see {base}/submissions/{s['id']}")
+    if not wait:
+        return EXIT_QUALIFIED
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while not s.get("finished"):
+        if deadline is not None and time.monotonic() > deadline:
+            say(f"still {s.get('status')} after {timeout_s:g} s; see {base}/submissions/{s['id']}")
+            return EXIT_NOT_QUALIFIED
+        time.sleep(poll_s)
+        s = _request(f"{base}/api/submissions/{s['id']}", token)
+    say(describe(s))
+    return EXIT_QUALIFIED if s.get("status") == "qualified" else EXIT_NOT_QUALIFIED
+
+
+def token_from(given: str | None, environ: dict[str, str] | None = None) -> str:
+    """The token given on the command line, else $ARENA_COURSE_TOKEN; SubmitError without either."""
+    token = given or (environ if environ is not None else os.environ).get(TOKEN_ENV, "")
+    if not token.strip():
+        raise SubmitError(f"no API token: give --token TOKEN or set {TOKEN_ENV} (staff issue tokens with "
+                          "`arena course token DIR ID`)")
+    return token.strip()
+

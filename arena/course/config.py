@@ -1,0 +1,321 @@
+"""A course's settings (`DIR/course.toml`) and its roster (`DIR/roster.csv`).
+
+`load(directory)` reads and checks course.toml; every problem is a `CourseError` naming the file
+and the key, in one line. `init(directory, game)` writes both files as commented templates.
+The keys are documented in docs/course.md, section "course.toml".
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from arena.cell.limits import Limits
+from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
+
+CONFIG_NAME = "course.toml"
+ROSTER_NAME = "roster.csv"
+ROSTER_COLUMNS = ("id", "name", "email", "group")
+STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+"""A student id: letters, digits, `_`, `.`, `-`, at most 64 (it names folders and URLs)."""
+
+KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
+        "upload_max_mb", "upload_interval_s", "roster", "build", "limits", "title"}
+BUILD_KEYS = {"time_s", "memory_mb"}
+EXAMPLE_TIME = "2026-03-01T23:59:00+01:00"
+DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0,
+            "build_time_s": 300.0, "build_memory_mb": 2048}
+
+
+class CourseError(ValueError):
+    """A bad course.toml or roster.csv: one line naming the file and the key (or line)."""
+
+
+@dataclass(frozen=True)
+class Student:
+    """One line of the roster."""
+
+    id: str
+    name: str
+    email: str
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class CourseConfig:
+    """Everything course.toml says, checked. `limits` are the bots' in qualification games (and
+    builds' processes and file sizes); `sandbox` in them is "on" unless the server was started
+    with --unsafe-no-sandbox."""
+
+    directory: Path
+    game: str
+    params: dict[str, Any]
+    time_control: TimeControl
+    build_time_s: float = DEFAULTS["build_time_s"]
+    build_memory_mb: int = DEFAULTS["build_memory_mb"]
+    limits: Limits = field(default_factory=lambda: Limits(sandbox="on"))
+    qualification_games: int = DEFAULTS["qualification_games"]
+    opens: datetime | None = None
+    deadline: datetime | None = None
+    upload_max_bytes: int = int(DEFAULTS["upload_max_mb"] * 1_000_000)
+    upload_interval_s: float = DEFAULTS["upload_interval_s"]
+    roster: Path = Path(ROSTER_NAME)
+    title: str = ""
+
+    @property
+    def path(self) -> Path:
+        return self.directory / CONFIG_NAME
+
+
+def load(directory: str | Path) -> CourseConfig:
+    """The course of `directory` (its course.toml); CourseError names the file and the bad key."""
+    directory = Path(directory).resolve()
+    path = directory / CONFIG_NAME
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CourseError(f"{path}: no such file (make one with: arena course init {directory} "
+                          "--game GAME)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: cannot read it: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{path}: not valid TOML: {exc}") from None
+    return _Reader(path, data).config()
+
+
+class _Reader:
+    """One reader per key of course.toml; `bad(key, why)` is the one error."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
+
+    def bad(self, key: str, why: str) -> CourseError:
+        return CourseError(f"{self.path}: {key}: {why}")
+
+    def config(self) -> CourseConfig:
+        unknown = sorted(set(self.data) - KEYS)
+        if unknown:
+            raise self.bad(unknown[0], f"unknown key (known: {', '.join(sorted(KEYS))})")
+        game, params = self.game()
+        build = self.data.get("build", {})
+        if not isinstance(build, dict):
+            raise self.bad("build", f"must be a table ([build]), got {build!r}")
+        unknown = sorted(set(build) - BUILD_KEYS)
+        if unknown:
+            raise self.bad(f"build.{unknown[0]}", f"unknown key (known: {', '.join(sorted(BUILD_KEYS))})")
+        opens, deadline = self.moment("opens"), self.moment("deadline")
+        if opens is not None and deadline is not None and deadline <= opens:
+            raise self.bad("deadline", f"{deadline.isoformat()} is not after opens ({opens.isoformat()})")
+        title = self.data.get("title", "")
+        if not isinstance(title, str):
+            raise self.bad("title", f"must be a string, got {title!r}")
+        get = self.data.get
+        return CourseConfig(
+            directory=self.path.parent, game=game, params=params, time_control=self.clock(game),
+            build_time_s=self.number("build.time_s", build.get("time_s", DEFAULTS["build_time_s"])),
+            build_memory_mb=self.whole("build.memory_mb",
+                                       build.get("memory_mb", DEFAULTS["build_memory_mb"])),
+            limits=self.limits(), opens=opens, deadline=deadline,
+            qualification_games=self.whole("qualification_games",
+                                           get("qualification_games", DEFAULTS["qualification_games"])),
+            upload_max_bytes=int(self.number("upload_max_mb", get("upload_max_mb", DEFAULTS["upload_max_mb"]))
+                                 * 1_000_000),
+            upload_interval_s=self.number("upload_interval_s",
+                                          get("upload_interval_s", DEFAULTS["upload_interval_s"]),
+                                          zero_ok=True),
+            roster=self.roster(), title=title)
+
+    def game(self) -> tuple[str, dict[str, Any]]:
+        import rules
+
+        game = self.data.get("game")
+        if not isinstance(game, str) or game not in rules.names():
+            raise self.bad("game", f"must be one of {', '.join(rules.names())}, got {game!r}")
+        params = self.data.get("params", {})
+        if not isinstance(params, dict):
+            raise self.bad("params", f"must be a table ([params]), got {params!r}")
+        try:
+            full = dict(rules.load(game, **params).params)
+        except (ValueError, TypeError) as exc:
+            raise self.bad("params", str(exc)) from None
+        return game, full
+
+    def clock(self, game: str) -> TimeControl:
+        value = self.data.get("time")
+        try:
+            clock = TimeControl.for_game(game) if value is None else TimeControl.parse(str(value))
+        except ValueError as exc:
+            raise self.bad("time", str(exc)) from None
+        kind = self.data.get("clock", "wall")
+        if kind not in CLOCK_KINDS:
+            raise self.bad("clock", f"must be one of {', '.join(map(repr, CLOCK_KINDS))}, got {kind!r}")
+        if "wall_factor" in self.data and kind != "cpu":
+            raise self.bad("wall_factor", 'only for clock = "cpu"')
+        try:
+            return dataclasses.replace(clock, kind=kind,
+                                       wall_factor=self.data.get("wall_factor", DEFAULT_WALL_FACTOR))
+        except ValueError as exc:
+            raise self.bad("wall_factor", str(exc)) from None
+
+    def limits(self) -> Limits:
+        raw = self.data.get("limits", {})
+        if not isinstance(raw, dict):
+            raise self.bad("limits", f"must be a table ([limits]), got {raw!r}")
+        if "sandbox" in raw:
+            raise self.bad("limits.sandbox", "a course always sandboxes students' bots (the server's "
+                                             "--unsafe-no-sandbox is the only way around it)")
+        try:
+            return Limits.from_dict({**raw, "sandbox": "on"})
+        except (ValueError, TypeError) as exc:
+            raise self.bad("limits", str(exc)) from None
+
+    def moment(self, key: str) -> datetime | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value)
+            except ValueError:
+                raise self.bad(key, f"not an ISO 8601 time: {value!r} (e.g. {EXAMPLE_TIME})") from None
+        if not isinstance(value, datetime):
+            raise self.bad(key, f"must be a time with its zone, e.g. {EXAMPLE_TIME}, got {value!r}")
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise self.bad(key, f"{value.isoformat()} has no zone: add it, e.g. +01:00 or Z")
+        return value
+
+    def number(self, key: str, value: Any, zero_ok: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value < 0 or (value == 0 and not zero_ok):
+            least = "0 or more" if zero_ok else "more than 0"
+            raise self.bad(key, f"must be a finite number, {least}, got {value!r}")
+        return float(value)
+
+    def whole(self, key: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self.bad(key, f"must be a whole number >= 1, got {value!r}")
+        return value
+
+    def roster(self) -> Path:
+        value = self.data.get("roster", ROSTER_NAME)
+        if not isinstance(value, str) or not value.strip():
+            raise self.bad("roster", f"must be a file name, got {value!r}")
+        return (self.path.parent / value).resolve()
+
+
+def read_roster(path: str | Path) -> list[Student]:
+    """The students of a roster (CSV: id,name,email,group; the group may be empty or left out;
+    lines starting with # are comments); CourseError names the file and line of a bad one."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CourseError(f"{path}: no such file (the roster: {','.join(ROSTER_COLUMNS)})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CourseError(f"{path}: cannot read it: {exc}") from None
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()
+             and not line.lstrip().startswith("#")]
+    if not lines:
+        raise CourseError(f"{path}: no header line (it must start with: {','.join(ROSTER_COLUMNS)})")
+    header_line, header = lines[0]
+    columns = [c.strip().lower() for c in next(csv.reader([header]))]
+    if columns[:3] != list(ROSTER_COLUMNS[:3]) or columns[3:] not in ([], ["group"]):
+        raise CourseError(f"{path}, line {header_line}: the header must be {','.join(ROSTER_COLUMNS)} "
+                          f"(group may be left out), got {header.strip()!r}")
+    students: list[Student] = []
+    seen: set[str] = set()
+    for number, line in lines[1:]:
+        row = [c.strip() for c in next(csv.reader(io.StringIO(line)))]
+        if len(row) not in (3, 4):
+            raise CourseError(f"{path}, line {number}: {len(row)} fields, expected id,name,email[,group]")
+        sid, name, email = row[:3]
+        group = row[3] if len(row) == 4 else ""
+        if not STUDENT_ID_RE.match(sid):
+            raise CourseError(f"{path}, line {number}: id {sid!r} is not usable (letters, digits, _ . -, "
+                              "at most 64, starting with a letter or digit)")
+        if sid in seen:
+            raise CourseError(f"{path}, line {number}: id {sid!r} appears twice")
+        if not name:
+            raise CourseError(f"{path}, line {number}: student {sid!r} has no name")
+        if email and "@" not in email:
+            raise CourseError(f"{path}, line {number}: email {email!r} of {sid!r} is not an address")
+        seen.add(sid)
+        students.append(Student(sid, name, email, group))
+    return students
+
+
+COURSE_TEMPLATE = """\
+# The course's settings (docs/course.md, section "course.toml"). Times are ISO 8601 with their zone.
+# title = "Bots 101, spring term"
+
+game = "{game}"
+
+# The qualification games' clock: seconds per move (1.5), or base+increment a game ("60+1").
+time = {time}
+clock = "wall"                 # "wall" (the assignments' rule) or "cpu" (see docs/limits.md)
+qualification_games = 2        # games against `random` (seats alternate) a submission must play cleanly
+
+# When uploads are taken (either may be left out: always open, no deadline).
+# opens = 2026-02-01T09:00:00+01:00
+# deadline = 2026-03-01T23:59:00+01:00
+
+upload_max_mb = 5              # the largest upload (MB)
+upload_interval_s = 60         # at most one upload a student in this many seconds (0: no limit)
+roster = "roster.csv"          # the students (id,name,email,group)
+
+[params]                       # the game's parameters (README.md: "The games and their rules")
+{params}
+
+[build]                        # build.sh of an archive, in the sandbox with no network
+time_s = 300                   # wall time it may take
+memory_mb = 2048               # memory of all of its processes together
+
+[limits]                       # the bots' limits in qualification games (docs/limits.md); always sandboxed
+memory_mb = 2048
+"""
+
+ROSTER_TEMPLATE = """\
+# The students of the course, one a line: id,name,email,group (group may be empty).
+# The id names the student's folder and sign-in; letters, digits, _ . - only.
+id,name,email,group
+# s001,Ada Lovelace,ada@example.org,A
+# s002,Alan Turing,alan@example.org,B
+"""
+
+
+def init(directory: str | Path, game: str) -> list[Path]:
+    """Write `directory`/course.toml (for `game`, with its default parameters and clock) and
+    roster.csv as commented templates; CourseError for an unknown game or a file already there
+    (never overwritten). Returns the files written."""
+    import rules
+
+    if game not in rules.names():
+        raise CourseError(f"unknown game {game!r} (known: {', '.join(rules.names())})")
+    directory = Path(directory)
+    config, roster = directory / CONFIG_NAME, directory / ROSTER_NAME
+    for path in (config, roster):
+        if path.exists():
+            raise CourseError(f"{path}: already there (not overwritten)")
+    params = "\n".join(f"{key} = {_toml_value(value)}" for key, value in rules.load(game).params.items())
+    directory.mkdir(parents=True, exist_ok=True)
+    config.write_text(COURSE_TEMPLATE.format(game=game, params=params or "# (none)",
+                                             time=TimeControl.for_game(game).per_move), encoding="utf-8")
+    roster.write_text(ROSTER_TEMPLATE, encoding="utf-8")
+    roster.chmod(0o600)  # names and e-mail addresses: the staff's user's only
+    return [config, roster]
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)

@@ -1,0 +1,272 @@
+"""The queue and its workers: each submission is built, then plays its qualification games.
+
+A submission goes `queued -> building -> testing -> qualified`, or ends `failed` with a `reason`
+("compile error", "build timeout", "bad run command", "crashed", "timeout", "illegal move",
+"no hello", "protocol error", "interrupted", "server error") and a `detail` a student can act on:
+the build log's last lines, the forfeit's detail with what the bot printed, or the last lines of
+the traceback its `choose` raised (the SDK plays on, but the course counts it as a crash).
+
+`Workers(course, concurrency=N)`: threads that take the oldest queued job from the store. On
+`start()` every job left queued or interrupted (building, testing) by a server that stopped,
+however it stopped, is queued again: each submission ends in exactly one final status. One
+`Workers` a course directory at a time.
+
+Qualification games: one `MatchSpec` (the bot against `random`, seats alternating, the course's
+game, parameters, clock and limits, sandboxed), played by `play_games`.
+"""
+from __future__ import annotations
+
+import logging
+import shlex
+import shutil
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arena.cell import sandbox
+from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
+from arena.course import archives, builds
+from arena.course.store import Store
+from arena.match.records import Forfeit, GameRecord
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+
+if TYPE_CHECKING:
+    from arena.course.config import CourseConfig
+    from arena.course.service import Course
+
+log = logging.getLogger(__name__)
+
+BUILDS_DIR = "builds"
+OPPONENT = "random"
+REASONS = {
+    Forfeit.CRASHED: "crashed", Forfeit.TIMEOUT: "timeout", Forfeit.ILLEGAL_MOVE: "illegal move",
+    Forfeit.NO_HELLO: "no hello", Forfeit.MALFORMED_MESSAGE: "protocol error", Forfeit.RESIGNED: "resigned",
+}
+"""A forfeit's reason (arena/match/records.py) -> the failed submission's reason."""
+DETAIL_MAX_CHARS = 4000
+PRINTED_TAIL_LINES = 20
+IDLE_WAIT_S = 5.0
+"""A worker with nothing to do looks at the queue again this often even when not woken."""
+
+
+def play_games(specs: list[MatchSpec]) -> list[GameRecord]:
+    """Play every game of `specs` and return their records, in order. The one place the course
+    plays games (to be routed through the tournament's backend)."""
+    records: list[GameRecord] = []
+    for spec in specs:
+        records += run_match(spec)
+    return records
+
+
+def qualification_spec(config: CourseConfig, submission_id: int, name: str,
+                       command: tuple[str, ...]) -> MatchSpec:
+    """The bot `name` (its argv `command`) against `random`: `config.qualification_games` games,
+    seats alternating, under the course's game, clock and limits."""
+    return MatchSpec(
+        match_id=f"qualify-{submission_id}", game=config.game,
+        bots=(BotSpec(name, command), BotSpec(OPPONENT, resolve_command(OPPONENT))),
+        time_control=config.time_control, game_numbers=tuple(range(config.qualification_games)),
+        params=dict(config.params), seed=submission_id, limits=config.limits)
+
+
+def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str | None]:
+    """(status, reason, detail) of the bot `name` after its qualification games: failed at its
+    first forfeit or the first move its `choose` raised on (SDK bots play on with a first legal
+    move: `info["error"]`), else qualified. Losing to `random` is no failure."""
+    for number, record in enumerate(records, 1):
+        seat = record.players.index(name)
+        failure = _forfeit_of(record, seat)
+        where = f"game {number} of {len(records)} (seat {seat})"
+        if failure is not None:
+            reason, detail = failure
+            printed = builds.tail(record.logs.get(str(seat), ""), PRINTED_TAIL_LINES)
+            text = f"{where}: {detail}"
+            if printed and printed not in detail:
+                text += f"\nit printed:\n{printed}"
+            return "failed", REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
+        if record.errors[seat]:
+            move = next((m for m in record.moves if m.seat == seat and m.info.get("error")), None)
+            error = str(move.info["error"]) if move is not None else "(no traceback sent)"
+            ply = f" at ply {move.ply}" if move is not None else ""
+            return "failed", "crashed", _cut(f"{where}: choose() raised{ply}:\n{builds.tail(error)}")
+    return "qualified", None, None
+
+
+def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
+    """(reason, detail) when seat `seat` forfeited `record` (alone or with its opponent)."""
+    forfeit = record.forfeit
+    if not forfeit:
+        return None
+    if forfeit.get("seat") == seat:
+        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")
+    for side in forfeit.get("both", []):
+        if side.get("seat") == seat:
+            return Forfeit(side["reason"]), side.get("detail", "")
+    return None
+
+
+def _cut(text: str) -> str:
+    """The last DETAIL_MAX_CHARS of `text` (the end of a traceback matters most)."""
+    return text if len(text) <= DETAIL_MAX_CHARS else "..." + text[-(DETAIL_MAX_CHARS - 3):]
+
+
+class JobFailed(Exception):
+    """A step of a job found the submission failing: `reason` and `detail` for the student."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
+    """Build and qualify one claimed submission, and record its one final status."""
+    row = store.submission_row(submission_id)
+    if row is None:  # cannot happen: jobs reference submissions
+        return
+    folder = config.directory / BUILDS_DIR / str(submission_id)
+    try:
+        store.set_status(submission_id, "building")
+        command = _build(config, store, row["filename"], row["kind"], row["protocol"],
+                         store.read_file(row["sha256"]), folder)
+        store.set_command(submission_id, shlex.join(command))
+        store.set_status(submission_id, "testing")
+        name = f"{row['student_id']}-v{row['version']}"
+        records = play_games([qualification_spec(config, submission_id, name, command)])
+        status, reason, detail = verdict(records, name)
+        store.finish(submission_id, status, reason, detail, games=[r.to_json() for r in records])
+    except JobFailed as failed:
+        store.finish(submission_id, "failed", failed.reason, _cut(failed.detail))
+    except Exception as exc:  # a bug of ours must not leave the submission unfinished
+        log.exception("submission %s", submission_id)
+        store.finish(submission_id, "failed", "server error",
+                     f"{type(exc).__name__}: {exc}".splitlines()[0][:DETAIL_MAX_CHARS])
+
+
+def _build(config: CourseConfig, store: Store, filename: str, kind: str, protocol: str, data: bytes,
+           folder: Path) -> tuple[str, ...]:
+    """Unpack the upload into a fresh `folder`, build it, and return the argv that runs the bot;
+    JobFailed for a compile error, a build that failed or timed out, or a bad run command."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    submission_id = int(folder.name)
+    if kind in ("python", "stdio"):
+        folder.mkdir(mode=0o755)
+        name = archives.clean_filename(filename)
+        archives.write_file(folder / name, data, 0o644)
+        try:
+            compile(data, name, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            text = _syntax_error(exc)
+            store.set_build_log(submission_id, text)
+            raise JobFailed("compile error", text) from None
+        store.set_build_log(submission_id, f"{name}: compiles (Python {sys.version.split()[0]})\n")
+        text = (STDIO_PREFIX if kind == "stdio" else "") + shlex.join([sys.executable, str(folder / name)])
+        return resolve_command(text, base=folder)  # our own command: nothing to check
+    try:
+        archives.unpack(filename, data, folder)
+    except archives.Refused as exc:
+        raise JobFailed("compile error", str(exc)) from None
+    result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
+    store.set_build_log(submission_id, result.log + builds.footer(result))
+    if not result.ok:
+        reason = "build timeout" if result.timed_out else "compile error"
+        tail = builds.tail(result.log)
+        raise JobFailed(reason, f"{result.error}" + (f"; its last lines:\n{tail}" if tail else ""))
+    text = result.command  # type: ignore[assignment]
+    if protocol == "stdio" and not text.startswith(STDIO_PREFIX):
+        text = STDIO_PREFIX + text
+    try:
+        command = resolve_command(text, base=folder)
+    except LaunchError as exc:
+        raise JobFailed("bad run command", f"the command build.sh printed last cannot run: {exc}") from None
+    check_own(command, folder)
+    return command
+
+
+def check_own(command: tuple[str, ...], folder: Path) -> None:
+    """JobFailed unless `command` runs a program of the submission's own `folder` and names no
+    other file or folder of this machine (the sandbox would show the bot whatever its command
+    names: `python3 mine.py /home/staff/grades.csv` must not run, nor a shipped bot)."""
+    own = command[3:] if tuple(command[1:3]) == ("-m", STDIO_MODULE) else command  # behind the adapter
+    named = sandbox.named_paths(own)
+    inside = [p for p in named if p == str(folder) or p.startswith(f"{folder}/")]
+    outside = [p for p in named if p not in inside]
+    shown = shlex.join(command)
+    if outside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names {outside[0]}, outside the "
+                                           "submission's folder: a bot may use only its own files")
+    if not inside:
+        raise JobFailed("bad run command", f"the run command {shown!r} names no file of the submission: "
+                                           "it must run the bot build.sh built (its last line printed)")
+
+
+def _syntax_error(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}, line {exc.lineno}" if exc.lineno else str(exc.filename)
+        shown = f"\n    {exc.text.rstrip()}" if exc.text else ""
+        return f"{where}: {type(exc).__name__}: {exc.msg}{shown}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Workers:
+    """`concurrency` threads building and qualifying the course's queued submissions.
+
+    `start()` requeues what a stopped server left running, then starts the threads; `wake()`
+    says a job was queued (the course's `submit` and `requeue` call it); `stop()` lets each
+    thread finish its job and ends them. SandboxUnavailable from `start()` where the course's
+    bots cannot be sandboxed (unless its limits say sandbox "off": --unsafe-no-sandbox)."""
+
+    def __init__(self, course: Course, concurrency: int = 1) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.course = course
+        self.concurrency = concurrency
+        self._wake = threading.Condition()
+        self._pending = 0
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        course.listeners.append(self.wake)
+
+    def start(self) -> None:
+        sandbox.decide(self.course.config.limits.sandbox)  # refuse before anything runs
+        requeued = self.course.store.requeue_interrupted()
+        if requeued:
+            log.info("requeued interrupted submissions %s", requeued)
+        self._stopping.clear()
+        for n in range(self.concurrency):
+            thread = threading.Thread(target=self._loop, name=f"course-worker-{n}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def wake(self) -> None:
+        with self._wake:
+            self._pending += 1
+            self._wake.notify()
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Stop taking jobs; wait (up to `timeout_s`) for the running ones to end."""
+        self._stopping.set()
+        with self._wake:
+            self._wake.notify_all()
+        for thread in self._threads:
+            thread.join(timeout_s)
+        self._threads = [t for t in self._threads if t.is_alive()]
+
+    def _loop(self) -> None:
+        store = self.course.store
+        try:
+            while not self._stopping.is_set():
+                submission_id = store.claim()
+                if submission_id is None:
+                    with self._wake:
+                        if self._pending == 0 and not self._stopping.is_set():
+                            self._wake.wait(IDLE_WAIT_S)
+                        self._pending = max(0, self._pending - 1)
+                    continue
+                run_job(self.course.config, store, submission_id)
+        finally:
+            store.close()

@@ -1,0 +1,105 @@
+"""`arena course serve DIR`: the web app on uvicorn and the workers that build and qualify, in one
+process tree.
+
+The server refuses to run students' code unisolated: where bubblewrap cannot sandbox a bot it says
+why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
+socket itself, so `--port 0` takes a free port and the first line printed names the address.
+SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and finishes the ones under
+way, then the workers finish their jobs (a job cut short by a harder kill is resumed on the next
+start: jobs.Workers).
+"""
+from __future__ import annotations
+
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from arena.cell import sandbox
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+STOP_WAIT_S = 60.0
+"""How long a stop waits for the workers' running jobs before leaving them to the next start."""
+
+
+class _Stopped(Exception):
+    """SIGTERM arrived (after uvicorn's own shutdown): the workers are stopped next."""
+
+
+def _stop_signal(signum: int, frame: object) -> None:
+    raise _Stopped
+
+
+class ServeError(ValueError):
+    """The server cannot start: one line saying why (and the fix)."""
+
+
+def check_isolation(unsafe_no_sandbox: bool) -> str | None:
+    """None where students' bots can be sandboxed; where they cannot, the warning to print with
+    `unsafe_no_sandbox`, else ServeError (why, and the fix). With `unsafe_no_sandbox` a bot is
+    still sandboxed wherever bubblewrap works."""
+    reason = sandbox.unavailable_reason()
+    if reason is None:
+        return None
+    if not unsafe_no_sandbox:
+        raise ServeError(f"refusing to run students' bots unisolated: {reason}; fix: "
+                         f"{sandbox.fix_for(reason)} (or --unsafe-no-sandbox, for trusted code only)")
+    return f"warning: students' bots are NOT isolated ({reason}): --unsafe-no-sandbox"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on host:port (port 0: a free one); ServeError if it cannot bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, concurrency: int = 1,
+          unsafe_no_sandbox: bool = False, https_cookies: bool = False, out: TextIO = sys.stdout) -> int:
+    """Serve the course in `directory` until SIGTERM or SIGINT; returns the exit code (0).
+    ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
+    import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
+
+    from arena.course.accounts import Accounts
+    from arena.course.app import create_app
+    from arena.course.jobs import Workers
+    from arena.course.service import Course
+
+    warning = check_isolation(unsafe_no_sandbox)
+    # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
+    course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
+    workers = Workers(course, concurrency=concurrency)  # woken by the course on each upload
+    app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
+    sock = listen(host, port)
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=10)
+    server = uvicorn.Server(config)
+    if warning:
+        print(f"arena course: {warning}", file=sys.stderr)
+    workers.start()
+    workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
+    print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
+          f"{len(course.students())} students, {workers_text}; Ctrl-C stops)", file=out, flush=True)
+    previous = signal.signal(signal.SIGTERM, _stop_signal)
+    try:
+        server.run(sockets=[sock])  # uvicorn raises the signal that stopped it again once it stopped
+    except (_Stopped, KeyboardInterrupt):
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        workers.stop(STOP_WAIT_S)
+        sock.close()
+    print("arena course serve: stopped", file=out, flush=True)
+    return 0

@@ -1,0 +1,255 @@
+"""`Course`: the facade the web app and the command line use over a course directory.
+
+It loads course.toml, opens the store, syncs the students from the roster, takes submissions
+(checked, stored and committed before `submit` returns) and answers what students and staff
+see. It runs nothing: `arena.course.jobs.Workers(course)` builds and qualifies.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import sqlite3
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from arena.course import archives, config
+from arena.course.archives import Refused
+from arena.course.config import CourseConfig, Student
+from arena.course.store import FINAL, NewSubmission, RateLimited, Store, utc_now
+from arena.match.records import GameRecord
+
+__all__ = ["Course", "Refused", "StudentRow", "Submission"]
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One upload and where it stands. `created`: ISO 8601 UTC; `status`: queued, building,
+    testing, qualified or failed (with `reason` and `detail`); `active`: the student's bot;
+    `finished`: its status is final."""
+
+    id: int
+    student_id: str
+    version: int
+    filename: str
+    protocol: str
+    kind: str
+    sha256: str
+    size: int
+    created: str
+    status: str
+    reason: str | None
+    detail: str | None
+    active: bool
+    finished: bool
+
+
+@dataclass(frozen=True)
+class StudentRow:
+    """A student as staff see them: the last submission (None before any), how many versions,
+    the active submission's id, and whether the student is disabled."""
+
+    student: Student
+    last: Submission | None
+    versions: int
+    active_id: int | None
+    disabled: bool
+
+    @property
+    def status(self) -> str | None:
+        return self.last.status if self.last is not None else None
+
+
+class Course:
+    """The course in `directory`. CourseError (one line) for a bad course.toml or roster.
+
+    `sandbox`: "on" (the default; a course always sandboxes students' code), or "off" for a server
+    started with --unsafe-no-sandbox."""
+
+    def __init__(self, directory: Path, *, sandbox: str = "on") -> None:
+        self.config: CourseConfig = config.load(directory)
+        if sandbox != "on":
+            self.config = dataclasses.replace(self.config,
+                                              limits=dataclasses.replace(self.config.limits, sandbox=sandbox))
+        self.directory = self.config.directory
+        self.store = Store(self.directory)
+        self.listeners: list[Callable[[], None]] = []
+        """Called after a submission is queued (Workers.wake)."""
+        self.store.sync_students(config.read_roster(self.config.roster))
+
+    def close(self) -> None:
+        """Close this thread's database connection."""
+        self.store.close()
+
+    # --- students ---
+    def students(self) -> list[Student]:
+        return [_student(r) for r in self.store.student_rows()]
+
+    def student(self, student_id: str) -> Student | None:
+        row = self.store.student_row(student_id)
+        return _student(row) if row is not None else None
+
+    def set_disabled(self, student_id: str, disabled: bool) -> None:
+        """Disable a student (no more uploads; no active bot in `active_sources_zip`) or enable again."""
+        self._need_student(student_id)
+        self.store.set_disabled(student_id, disabled)
+
+    # --- submitting ---
+    def submit(self, student_id: str, filename: str, data: bytes, protocol: str = "v1",
+               now: datetime | None = None) -> Submission:
+        """Take an upload: Refused (a message for the student) when the course is closed, the
+        student is disabled or uploaded too recently, the file too big or not a bot. Stored (file
+        fsynced, row committed) before it returns; the workers are woken."""
+        now = now or utc_now()
+        if now.tzinfo is None:
+            raise ValueError(f"submit(now=...) needs a time with its zone, got {now.isoformat()}")
+        row = self._need_student(student_id)
+        if row["disabled"]:
+            raise Refused("your submissions are disabled: ask the course staff")
+        opens, deadline = self.config.opens, self.config.deadline
+        if opens is not None and now < opens:
+            raise Refused(f"submissions are not open yet: they open at {opens.isoformat()}")
+        if deadline is not None and now >= deadline:
+            raise Refused(f"submissions are closed: the deadline was {deadline.isoformat()}")
+        limit = self.config.upload_max_bytes
+        if len(data) > limit:
+            raise Refused(f"too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
+        name = archives.clean_filename(filename)
+        kind = archives.kind_of(name, data, protocol)
+        new = NewSubmission(student_id, name, protocol, kind, self.store.put_file(data), len(data))
+        try:
+            submission_id = self.store.add_submission(new, now, self.config.upload_interval_s)
+        except RateLimited as exc:
+            interval = _interval_text(self.config.upload_interval_s)
+            raise Refused(f"{interval}: try again in {exc.wait_s:.0f} s") from None
+        for listener in self.listeners:
+            listener()
+        return self.submission(submission_id)  # type: ignore[return-value]
+
+    def requeue(self, submission_id: int) -> None:
+        """Build and qualify a finished submission again (staff); nothing for one queued or
+        running already; KeyError for an unknown id."""
+        self._need_submission(submission_id)
+        if self.store.requeue(submission_id):
+            for listener in self.listeners:
+                listener()
+
+    # --- what students and staff see ---
+    def submissions(self, student_id: str) -> list[Submission]:
+        """A student's submissions, newest first."""
+        rows = self.store.submission_rows(student_id)
+        student = self.store.student_row(student_id)
+        active = _active_id(rows, student["chosen_id"] if student is not None else None)
+        return [_submission(r, active) for r in rows]
+
+    def submission(self, submission_id: int) -> Submission | None:
+        row = self.store.submission_row(submission_id)
+        if row is None:
+            return None
+        for sub in self.submissions(row["student_id"]):
+            if sub.id == submission_id:
+                return sub
+        return None
+
+    def build_log(self, submission_id: int) -> str:
+        """What the build printed ("" before it ran)."""
+        return self.store.build_log(submission_id)
+
+    def source(self, submission_id: int) -> tuple[str, bytes]:
+        """(file name, bytes) as uploaded; KeyError for an unknown id."""
+        row = self._need_submission(submission_id)
+        return row["filename"], self.store.read_file(row["sha256"])
+
+    def source_files(self, submission_id: int) -> list[tuple[str, str]]:
+        """(path, text) of the upload to show: the file, or each member of an archive."""
+        row = self._need_submission(submission_id)
+        return archives.shown_files(row["filename"], self.store.read_file(row["sha256"]), row["kind"])
+
+    def games(self, submission_id: int) -> list[GameRecord]:
+        """The submission's qualification games (none before it was tested)."""
+        return [GameRecord.from_json(text) for text in self.store.game_texts(submission_id)]
+
+    def set_active(self, student_id: str, submission_id: int) -> None:
+        """Make one of the student's own qualified submissions its active bot; Refused otherwise."""
+        row = self.store.submission_row(submission_id)
+        if row is None or row["student_id"] != student_id:
+            raise Refused(f"no submission {submission_id} of yours")
+        if row["status"] != "qualified":
+            raise Refused(f"submission {submission_id} is {row['status']}: only a qualified one can be "
+                          "active")
+        self.store.set_chosen(student_id, submission_id)
+
+    def rows(self) -> list[StudentRow]:
+        """Every student of the roster as staff see them, in id order."""
+        by_student: dict[str, list[sqlite3.Row]] = {}
+        for r in self.store.submission_rows():
+            by_student.setdefault(r["student_id"], []).append(r)
+        found = []
+        for student in self.store.student_rows():
+            rows = by_student.get(student["id"], [])
+            active = _active_id(rows, student["chosen_id"])
+            last = _submission(rows[0], active) if rows else None
+            found.append(StudentRow(_student(student), last, len(rows), active, bool(student["disabled"])))
+        return found
+
+    def active_sources_zip(self) -> bytes:
+        """A zip of every enabled student's active source: a folder per student id holding the
+        uploaded file, or the archive's files unpacked."""
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+            for row in self.rows():
+                if row.active_id is None or row.disabled:
+                    continue
+                sub = self._need_submission(row.active_id)
+                data = self.store.read_file(sub["sha256"])
+                if sub["kind"] == "archive":
+                    for member, content in archives.read_members(sub["filename"], data):
+                        info = zipfile.ZipInfo(f"{row.student.id}/{member.path}")
+                        info.external_attr = (0o755 if member.executable else 0o644) << 16
+                        out.writestr(info, content)
+                else:
+                    out.writestr(f"{row.student.id}/{sub['filename']}", data)
+        return buffer.getvalue()
+
+    # --- helpers ---
+    def _need_student(self, student_id: str) -> sqlite3.Row:
+        row = self.store.student_row(student_id)
+        if row is None:
+            raise Refused(f"no student {student_id!r} in the roster")
+        return row
+
+    def _need_submission(self, submission_id: int) -> sqlite3.Row:
+        row = self.store.submission_row(submission_id)
+        if row is None:
+            raise KeyError(f"no submission {submission_id}")
+        return row
+
+
+def _interval_text(interval_s: float) -> str:
+    if interval_s == 60:
+        return "one upload a minute"
+    return f"one upload every {interval_s:g} s"
+
+
+def _student(row: sqlite3.Row) -> Student:
+    return Student(row["id"], row["name"], row["email"], row["grp"])
+
+
+def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:
+    """The student's active submission: the chosen one while it is qualified, else the latest
+    qualified (rows newest first)."""
+    qualified = [r["id"] for r in rows if r["status"] == "qualified"]
+    if chosen is not None and chosen in qualified:
+        return chosen
+    return qualified[0] if qualified else None
+
+
+def _submission(row: sqlite3.Row, active: int | None) -> Submission:
+    return Submission(id=row["id"], student_id=row["student_id"], version=row["version"],
+                      filename=row["filename"], protocol=row["protocol"], kind=row["kind"],
+                      sha256=row["sha256"], size=row["size"], created=row["created"], status=row["status"],
+                      reason=row["reason"], detail=row["detail"], active=row["id"] == active,
+                      finished=row["status"] in FINAL)
+

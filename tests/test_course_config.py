@@ -1,0 +1,117 @@
+"""course.toml and the roster (arena/course/config.py): the templates load as written, every bad
+key or line is one error naming the file and the key or line."""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from arena.course import config
+from arena.course.config import CourseError, Student
+
+
+def test_the_templates_load_with_the_games_defaults(tmp_path):
+    written = config.init(tmp_path / "c", "santorini")
+    assert [p.name for p in written] == ["course.toml", "roster.csv"]
+    course = config.load(tmp_path / "c")
+    assert (course.game, course.params, course.time_control.per_move) == ("santorini",
+                                                                          {"limited_supply": False}, 5.0)
+    assert (course.qualification_games, course.upload_max_bytes) == (2, 5_000_000)
+    assert course.upload_interval_s == 60
+    assert (course.build_time_s, course.build_memory_mb, course.limits.sandbox) == (300, 2048, "on")
+    assert (course.opens, course.deadline, course.roster) == (None, None, tmp_path / "c" / "roster.csv")
+    assert config.read_roster(course.roster) == []
+
+
+def write(tmp_path, text: str, roster: str = "id,name,email,group\n"):
+    (tmp_path / "course.toml").write_text(text)
+    (tmp_path / "roster.csv").write_text(roster)
+    return tmp_path
+
+
+def test_every_key_is_read(tmp_path):
+    course = config.load(write(tmp_path, """
+        title = "Bots 101"
+        game = "domineering"
+        time = "10+0.5"
+        clock = "cpu"
+        wall_factor = 2
+        qualification_games = 4
+        opens = 2026-02-01T09:00:00+01:00
+        deadline = "2026-03-01T23:59:00Z"
+        upload_max_mb = 0.5
+        upload_interval_s = 0
+        roster = "people.csv"
+        [params]
+        rows = 5
+        [build]
+        time_s = 30
+        memory_mb = 512
+        [limits]
+        memory_mb = 256
+        """))
+    assert course.title == "Bots 101" and course.params == {"rows": 5, "cols": 8, "first": "vertical"}
+    clock = course.time_control
+    assert (clock.base, clock.increment, clock.kind, clock.wall_factor) == (10, 0.5, "cpu", 2)
+    assert course.opens == datetime(2026, 2, 1, 9, tzinfo=timezone(timedelta(hours=1)))
+    assert course.deadline == datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
+    assert (course.upload_max_bytes, course.upload_interval_s) == (500_000, 0)
+    assert course.roster.name == "people.csv"
+    assert (course.build_time_s, course.build_memory_mb, course.limits.memory_mb) == (30, 512, 256)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('game = "chess"', "game: must be one of domineering, fanorona, freedom, morris, santorini, got 'chess'"),
+    ('game = "domineering"\ncolour = 1', "colour: unknown key (known: "),
+    ('game = "domineering"\n[params]\nrows = 0', "params: "),
+    ('game = "domineering"\ntime = 0', "time: bad time control '0'"),
+    ('game = "domineering"\nclock = "sun"', "clock: must be one of 'wall', 'cpu', got 'sun'"),
+    ('game = "domineering"\nwall_factor = 2', 'wall_factor: only for clock = "cpu"'),
+    ('game = "domineering"\ndeadline = 2026-03-01T23:59:00', "deadline: 2026-03-01T23:59:00 has no zone"),
+    ('game = "domineering"\nopens = "next monday"', "opens: not an ISO 8601 time: 'next monday'"),
+    ('game = "domineering"\nopens = 2026-03-02T00:00:00Z\ndeadline = 2026-03-01T00:00:00Z',
+     "deadline: 2026-03-01T00:00:00+00:00 is not after opens"),
+    ('game = "domineering"\nqualification_games = 0', "qualification_games: must be a whole number >= 1"),
+    ('game = "domineering"\nupload_max_mb = -1', "upload_max_mb: must be a finite number, more than 0"),
+    ('game = "domineering"\n[build]\ntime_s = "long"', "build.time_s: must be a finite number"),
+    ('game = "domineering"\n[build]\ncores = 2', "build.cores: unknown key"),
+    ('game = "domineering"\n[limits]\nsandbox = "off"', "limits.sandbox: a course always sandboxes"),
+    ('game = "domineering"\n[limits]\nmemory_mb = -5', "limits: limit memory_mb must be a whole number"),
+    ("game = ", "not valid TOML"),
+])
+def test_a_bad_course_toml_is_one_line_naming_the_key(tmp_path, text, expected):
+    with pytest.raises(CourseError) as caught:
+        config.load(write(tmp_path, text))
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path / 'course.toml'}: ") and "\n" not in message
+    assert expected in message
+
+
+def test_a_missing_course_says_how_to_make_one(tmp_path):
+    with pytest.raises(CourseError, match=r"course.toml: no such file \(make one with: arena course init"):
+        config.load(tmp_path)
+    with pytest.raises(CourseError, match="unknown game 'go'"):
+        config.init(tmp_path, "go")
+
+
+def test_the_roster_is_read_and_bad_lines_are_named(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("# the class\nid,name,email,group\ns1,\"Lovelace, Ada\",ada@example.org,A\n\ns2,Alan,,\n"
+                    "# s3,Left Out,,\n")
+    assert config.read_roster(path) == [Student("s1", "Lovelace, Ada", "ada@example.org", "A"),
+                                        Student("s2", "Alan", "", "")]
+    path.write_text("id,name,email\ns1,Ada,ada@example.org\n")  # no group column
+    assert config.read_roster(path) == [Student("s1", "Ada", "ada@example.org", "")]
+    for text, expected in [
+        ("name,id,email\n", "line 1: the header must be id,name,email,group"),
+        ("id,name,email\ns1,Ada,ada@x.org\ns1,Bob,bob@x.org\n", "line 3: id 's1' appears twice"),
+        ("id,name,email\n../x,Ada,ada@x.org\n", "line 2: id '../x' is not usable"),
+        ("id,name,email\ns1,,ada@x.org\n", "line 2: student 's1' has no name"),
+        ("id,name,email\ns1,Ada,ada\n", "line 2: email 'ada' of 's1' is not an address"),
+        ("id,name,email\ns1,Ada\n", "line 2: 2 fields, expected id,name,email[,group]"),
+        ("", "no header line"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(CourseError) as caught:
+            config.read_roster(path)
+        assert str(caught.value).startswith(str(path)) and expected in str(caught.value), text
