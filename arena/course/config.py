@@ -28,6 +28,11 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
         "upload_max_mb", "upload_interval_s", "roster", "build", "limits", "title"}
+SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy")
+"""The season's sections (issue 25): kept as written in `CourseConfig.sections`, each read and checked by
+the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
+`CourseConfig.error`."""
+KEYS |= set(SEASON_SECTIONS)
 BUILD_KEYS = {"time_s", "memory_mb"}
 EXAMPLE_TIME = "2026-03-01T23:59:00+01:00"
 DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0,
@@ -68,10 +73,16 @@ class CourseConfig:
     upload_interval_s: float = DEFAULTS["upload_interval_s"]
     roster: Path = Path(ROSTER_NAME)
     title: str = ""
+    sections: dict[str, Any] = field(default_factory=dict)
+    """The season's sections (SEASON_SECTIONS) present in course.toml, as TOML gave them."""
 
     @property
     def path(self) -> Path:
         return self.directory / CONFIG_NAME
+
+    def error(self, key: str, why: str) -> CourseError:
+        """The one-line error for a bad `key` of course.toml (dotted: "final.format")."""
+        return CourseError(f"{self.path}: {key}: {why}")
 
 
 def load(directory: str | Path) -> CourseConfig:
@@ -131,7 +142,8 @@ class _Reader:
             upload_interval_s=self.number("upload_interval_s",
                                           get("upload_interval_s", DEFAULTS["upload_interval_s"]),
                                           zero_ok=True),
-            roster=self.roster(), title=title)
+            roster=self.roster(), title=title,
+            sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data})
 
     def game(self) -> tuple[str, dict[str, Any]]:
         import rules
