@@ -94,6 +94,10 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
                             "first line printed)")
     serve.add_argument("--concurrency", type=_positive, default=1, metavar="N",
                        help="submissions built and qualified at a time (default 1)")
+    serve.add_argument("--cluster", metavar="ADDRESS", default=None,
+                       help="play the games on a Dask cluster (an address, or local:N) instead of the "
+                            "local pool, as `arena tournament run --cluster` does; its workers must see the "
+                            "course's directory at the same path (builds are made there)")
     serve.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="run students' code without the sandbox where bubblewrap cannot isolate it "
                             "(trusted code only; without it the server refuses to start there)")
@@ -160,7 +164,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.course import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
-                        https_cookies=args.https_cookies)
+                        https_cookies=args.https_cookies, cluster=args.cluster)
 
 
 @_server_guard

@@ -21,16 +21,19 @@ import shlex
 import shutil
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
 from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
 from arena.course import archives, builds
+from arena.course.games import GamePlayer, PlayerStopped
 from arena.course.store import Store
 from arena.match.records import Forfeit, GameRecord
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
+from arena.tournament.backends import Backend, LocalPool
 
 if TYPE_CHECKING:
     from arena.course.config import CourseConfig
@@ -51,9 +54,18 @@ IDLE_WAIT_S = 5.0
 """A worker with nothing to do looks at the queue again this often even when not woken."""
 
 
+_player: GamePlayer | None = None
+"""The running Workers' game player (arena.course.games), which every caller of play_games shares."""
+
+
 def play_games(specs: list[MatchSpec]) -> list[GameRecord]:
-    """Play every game of `specs` and return their records, in order. The one place the course
-    plays games (to be routed through the tournament's backend)."""
+    """Play every game of `specs` and return their records, in order: the one place the course plays
+    games. While Workers run, through their game player, the tournament's backend (the local pool,
+    or Dask); else here, one match after the other (a command, a benchmark). GamesLost when games did
+    not come back (PlayerStopped: the server is stopping)."""
+    player = _player
+    if player is not None:
+        return player.play(specs)
     records: list[GameRecord] = []
     for spec in specs:
         records += run_match(spec)
@@ -139,6 +151,8 @@ def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
         store.finish(submission_id, status, reason, detail, games=[r.to_json() for r in records])
     except JobFailed as failed:
         store.finish(submission_id, "failed", failed.reason, _cut(failed.detail))
+    except PlayerStopped:  # the server is stopping: the job stays running, requeued at the next start
+        log.info("submission %s: left for the next start (%s)", submission_id, "the server stopped")
     except Exception as exc:  # a bug of ours must not leave the submission unfinished
         log.exception("submission %s", submission_id)
         store.finish(submission_id, "failed", "server error",
@@ -220,11 +234,14 @@ class Workers:
     thread finish its job and ends them. SandboxUnavailable from `start()` where the course's
     bots cannot be sandboxed (unless its limits say sandbox "off": --unsafe-no-sandbox)."""
 
-    def __init__(self, course: Course, concurrency: int = 1) -> None:
+    def __init__(self, course: Course, concurrency: int = 1,
+                 make_backend: Callable[[], Backend] | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.course = course
         self.concurrency = concurrency
+        self.player = GamePlayer(make_backend or (lambda: LocalPool(concurrency=concurrency, reuse=False)))
+        """Where the games are played (play_games, for every thread, while these workers run)."""
         self._wake = threading.Condition()
         self._pending = 0
         self._stopping = threading.Event()
@@ -237,6 +254,9 @@ class Workers:
         if requeued:
             log.info("requeued interrupted submissions %s", requeued)
         self._stopping.clear()
+        global _player
+        self.player.start()
+        _player = self.player
         for n in range(self.concurrency):
             thread = threading.Thread(target=self._loop, name=f"course-worker-{n}", daemon=True)
             thread.start()
@@ -252,6 +272,12 @@ class Workers:
         self._stopping.set()
         with self._wake:
             self._wake.notify_all()
+        for thread in self._threads:
+            thread.join(timeout_s)
+        global _player
+        if _player is self.player:
+            _player = None
+        self.player.stop()  # games still in flight end at once; their jobs are requeued at the next start
         for thread in self._threads:
             thread.join(timeout_s)
         self._threads = [t for t in self._threads if t.is_alive()]

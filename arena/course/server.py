@@ -13,6 +13,7 @@ from __future__ import annotations
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -64,10 +65,25 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _dask_backend(address: str) -> Callable[[], object]:
+    """What makes the Workers' backend on the Dask cluster at `address` (checked here: ServeError)."""
+    from arena.tournament.backends import DaskBackend
+    from arena.tournament.cluster import ClusterError, parse_cluster
+
+    try:
+        parse_cluster(address)
+    except ClusterError as exc:
+        raise ServeError(f"--cluster {address}: {exc}") from None
+    return lambda: DaskBackend(address)
+
+
 def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, concurrency: int = 1,
-          unsafe_no_sandbox: bool = False, https_cookies: bool = False, out: TextIO = sys.stdout) -> int:
+          unsafe_no_sandbox: bool = False, https_cookies: bool = False, out: TextIO = sys.stdout,
+          cluster: str | None = None) -> int:
     """Serve the course in `directory` until SIGTERM or SIGINT; returns the exit code (0).
-    ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
+    `cluster`: a Dask cluster's address (or local:N) to play the games on, instead of a local pool
+    of `concurrency` workers. ServeError, CourseError or SandboxUnavailable (one line each) when it
+    cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
     from arena.course.accounts import Accounts
@@ -78,7 +94,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
-    workers = Workers(course, concurrency=concurrency)  # woken by the course on each upload
+    workers = Workers(course, concurrency=concurrency,  # woken by the course on each upload
+                      make_backend=_dask_backend(cluster) if cluster else None)
     app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

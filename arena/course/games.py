@@ -1,0 +1,157 @@
+"""Where the course's games are played: one tournament backend (arena.tournament.backends) shared by
+every thread that needs games (the workers qualifying submissions, and whatever else the server runs).
+
+A backend is driven from one thread, so a `GamePlayer` owns it in a thread of its own: `play(specs)`
+hands the specs over and blocks its caller until every game of them is back, as `arena tournament
+run` gets its games, with the same care for workers that die (an `aborted` record) and the same
+workers (the local pool, or Dask with a cluster's address).
+
+    player = GamePlayer(lambda: LocalPool(concurrency=2, reuse=False))
+    player.start()
+    records = player.play([spec])   # from any thread
+    player.stop()
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from arena.match.records import GameRecord
+from arena.match.spec import MatchSpec
+from arena.tournament.backends import Backend, GameDone, LocalPool, Problem
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.1
+"""How long the player's thread waits for new specs or events at a time (seconds)."""
+
+
+class GamesLost(RuntimeError):
+    """Games that did not come back (the backend gave them up): the one-line reasons."""
+
+
+class PlayerStopped(GamesLost):
+    """The player stopped (the server is stopping) before the games came back: nobody's fault, the
+    job is played again when the server starts again."""
+
+
+@dataclass
+class _Order:
+    """One caller's specs, and what came back of them."""
+
+    specs: list[MatchSpec]
+    records: dict[str, GameRecord] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    left: int = 0
+    stopped: bool = False
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class GamePlayer:
+    """Plays MatchSpecs for many threads through one backend made by `make_backend` (default: a
+    local pool of one worker that starts each match's bots afresh)."""
+
+    def __init__(self, make_backend: Callable[[], Backend] | None = None) -> None:
+        self.make_backend = make_backend or (lambda: LocalPool(concurrency=1, reuse=False))
+        self._inbox: queue.Queue[_Order] = queue.Queue()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._failed: BaseException | None = None
+
+    def start(self) -> None:
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="course-games", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float | None = 10.0) -> None:
+        """Stop the backend (its workers and bots at once when games are still in flight)."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+            self._thread = None
+
+    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+        """Every game of `specs`, in order of the specs and their game numbers; GamesLost when some did
+        not come back (or the player stopped first)."""
+        if self._thread is None or not self._thread.is_alive():
+            raise PlayerStopped(f"the course's game player is not running{self._why_down()}")
+        order = _Order(list(specs), left=sum(len(s.game_numbers) for s in specs))
+        self._inbox.put(order)
+        while not order.done.wait(POLL_S):
+            if self._thread is None or not self._thread.is_alive():
+                raise PlayerStopped(f"the course's game player stopped{self._why_down()}")
+        if order.stopped:
+            raise PlayerStopped("the server stopped before the games ended")
+        if order.problems:
+            raise GamesLost("; ".join(order.problems))
+        return [order.records[s.game_id(n)] for s in order.specs for n in s.game_numbers]
+
+    def _why_down(self) -> str:
+        return f": {type(self._failed).__name__}: {self._failed}" if self._failed else ""
+
+    def _run(self) -> None:
+        orders: dict[str, _Order] = {}  # match id -> its caller's order
+        try:
+            with self.make_backend() as backend:
+                while not self._stopping.is_set():
+                    self._take_new(backend, orders)
+                    if not backend.in_flight():
+                        continue
+                    for event in backend.events(timeout=POLL_S):
+                        self._route(event, orders)
+        except BaseException as exc:  # the callers are told; the server keeps its pages
+            self._failed = exc
+            log.exception("the course's game player stopped")
+        finally:
+            pending = list({id(o): o for o in orders.values()}.values())
+            while not self._inbox.empty():
+                pending.append(self._inbox.get_nowait())
+            for order in pending:
+                order.stopped = True
+                order.done.set()
+
+    def _take_new(self, backend: Backend, orders: dict[str, _Order]) -> None:
+        """Submit what callers handed over (waiting a little when nothing is in flight)."""
+        wait = not backend.in_flight()
+        while True:
+            try:
+                order = self._inbox.get(timeout=POLL_S) if wait else self._inbox.get_nowait()
+            except queue.Empty:
+                return
+            wait = False
+            for spec in order.specs:
+                try:
+                    backend.submit(spec)
+                except ValueError as exc:  # a game id already in flight: the caller's mistake
+                    order.problems.append(str(exc))
+                    order.left -= len(spec.game_numbers)
+                    continue
+                orders[spec.match_id] = order
+            if order.left <= 0:
+                order.done.set()
+
+    @staticmethod
+    def _route(event: object, orders: dict[str, _Order]) -> None:
+        if isinstance(event, GameDone):
+            order = orders.get(event.spec.match_id)
+            if order is None:
+                return
+            order.records[event.record.game_id] = event.record
+            order.left -= 1
+        elif isinstance(event, Problem) and event.spec is not None:
+            order = orders.get(event.spec.match_id)
+            if order is None:
+                return
+            order.problems.append(event.why)
+            order.left -= len(event.games)
+        else:
+            if isinstance(event, Problem):
+                log.warning("%s", event.why)
+            return
+        if order.left <= 0:
+            for spec in order.specs:
+                orders.pop(spec.match_id, None)
+            order.done.set()
