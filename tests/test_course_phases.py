@@ -198,12 +198,16 @@ def test_games_and_checks_run_once_a_version(season):
 
 
 def test_arena_course_phases_prints_the_pass_lists(season):
-    course, *_ = season
+    course = season[0]
     code, out, err = arena("course", "phases", str(course.directory))
     assert code == 0, err
     assert "interface: deadline" in out and "  passed: 2 of 5: ann, bob" in out
     assert "  passed: 3 of 5: ann, cid, dan" in out
     assert f"  FAIL  eve  no upload before {at(1).isoformat()}" in out
+    _, _, _, results, _ = season
+    wire, missing, _ = results["move generation", "bob"].disagreements[0]
+    assert f"board {' / '.join(wire['board'])}: left out {', '.join(missing)}; not legal -" in out
+    assert "        games: qualify-1-g0, phase-greedy-1-g0, phase-greedy-1-g1" in out
 
 
 def test_a_bad_phase_is_one_line_naming_the_key(tmp_path):
