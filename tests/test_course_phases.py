@@ -109,13 +109,14 @@ def season(tmp_path_factory):
             course.submit(sid, "bot.py", bot, now=when, report=report)
         refusals[name] = str(refused.value)
     wait_final(course, *(s.id for s in subs.values()))
+    unchecked = {(r.phase, r.student_id): r for r in phases.phase_results(course, evaluate=False)}
     started = time.monotonic()
     results = {(r.phase, r.student_id): r for r in phases.phase_results(course)}
     first_s = time.monotonic() - started
     started = time.monotonic()
     again = phases.phase_results(course)
     again_s = time.monotonic() - started
-    yield course, subs, refusals, results, (first_s, again_s, again)
+    yield course, subs, refusals, results, (first_s, again_s, again, unchecked)
     workers.stop(timeout_s=30)
     course.close()
 
@@ -190,9 +191,12 @@ def test_a_report_is_kept_with_its_version_and_bad_ones_are_refused(season):
 
 
 def test_games_and_checks_run_once_a_version(season):
-    course, _, _, results, (first_s, again_s, again) = season
+    course, _, _, results, (first_s, again_s, again, unchecked) = season
     assert {(r.phase, r.student_id): r for r in again} == results
     assert again_s < first_s / 5, (first_s, again_s)
+    search = unchecked["search", "ann"]  # before anything was played: nothing passes on faith
+    assert not search.passed and search.evidence.endswith("score: not checked yet")
+    assert unchecked["interface", "ann"] == results["interface", "ann"]
     db = sqlite3.connect(course.directory / "course.db")
     assert db.execute("SELECT COUNT(*) FROM phase_games").fetchone()[0] == 2 * 4  # ann, bob, cid, dan
 
@@ -228,3 +232,16 @@ def test_a_bad_phase_is_one_line_naming_the_key(tmp_path):
         assert f"{directory / 'course.toml'}: {message}" in str(error.value) and "\n" not in str(error.value)
     assert phases.parse_duration("1d 12h") == timedelta(hours=36)
     assert phases.parse_duration("90m") == timedelta(minutes=90)
+
+
+def test_before_a_deadline_the_results_are_provisional(season):
+    course, subs, _, results, _ = season
+    early = {(r.phase, r.student_id): r for r in phases.phase_results(course, now=at(0.4))}
+    assert all(r.provisional for r in early.values())
+    ann = early["interface", "ann"]
+    assert ann.passed and ann.evidence == f"so far: v1 (#{subs['ann'].id}) qualified; report report.md"
+    assert early["interface", "bob"].evidence == f"so far: no upload by {at(0.4).isoformat()}"
+    assert early["search", "ann"].passed == results["search", "ann"].passed  # kept: not played again
+    assert phases.current_phase(course.config, "ann", at(1.5)).name == "move generation"
+    assert phases.current_phase(course.config, "dan", at(4.5)).name == "search"  # its extension
+    assert phases.current_phase(course.config, "ann", at(4.5)) is None
