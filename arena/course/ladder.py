@@ -257,12 +257,15 @@ class Ladder:
                 continue
             wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
                            tuple(shlex.split(sub["command"]))))
-        prior = self.model.rating()
-        with store.write() as db:
-            db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, mu, "
-                           "sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in wanted])
         rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+        new = [w for w in wanted if w[0] not in rows]
+        if new:  # a write only when the ladder meets a bot for the first time
+            prior = self.model.rating()
+            with store.write() as db:
+                db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, "
+                               "mu, sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in new])
+            rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
         since = iso(now - WINDOW)
         recent: dict[str, int] = {}
         for r in store.rows("SELECT a, b FROM ladder_games WHERE rated = 1 AND state IN "
