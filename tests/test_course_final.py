@@ -22,6 +22,7 @@ from course_helpers import GOOD_BOT, arena, make_course
 
 from arena.cell import sandbox
 from arena.course import final, grades, privacy
+from arena.course.server import SeasonClock
 from arena.course.service import Course
 from arena.course.store import NewSubmission
 from arena.tournament import standings as st
@@ -137,7 +138,10 @@ def _stored(results: Path) -> list[tuple[str, int]]:
     if not (results / "results.sqlite").is_file():
         return []
     with sqlite3.connect(f"file:{results / 'results.sqlite'}?mode=ro", uri=True) as db:
-        return db.execute("SELECT pairing, number FROM games").fetchall()
+        try:
+            return db.execute("SELECT pairing, number FROM games").fetchall()
+        except sqlite3.OperationalError:  # the run has made the file, not yet its tables
+            return []
 
 
 def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> None:
@@ -150,8 +154,10 @@ def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> Non
     while len(_stored(results)) < 8 and first.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert first.poll() is None, (season.parent / "final-run.log").read_text()
+    assert not final.due(Course(season))  # the season clock leaves a final another process plays
     os.kill(first.pid, signal.SIGKILL)
     first.wait()
+    assert final.due(Course(season))  # ... and resumes one left unfinished
     before = len(_stored(results))
     assert 8 <= before < FIELD_GAMES
     code, out, err = arena("course", "final", str(season), "--status")
@@ -234,8 +240,8 @@ def test_settings_errors_name_the_key(tmp_path: Path) -> None:
             assert code == 2 and key in err and len(err.strip().splitlines()) == 1, err  # one line
 
 
-def test_pseudonyms_stable_unique_and_shown_by_viewer(tmp_path: Path) -> None:
-    roster = [(f"s{n:03d}", f"Student {n}", f"s{n}@example.org", "") for n in range(300)]
+def test_pseudonyms_stable_unique_and_shown_by_viewer(tmp_path: Path, monkeypatch) -> None:
+    roster = [(f"s{n:03d}", f"Student {n}", f"s{n}@example.org", "") for n in range(40)]
     directory = make_course(tmp_path / "c", roster=roster)
     with (directory / "course.toml").open("a") as f:
         f.write("\n[privacy]\npseudonyms = true\n")
@@ -258,3 +264,23 @@ def test_pseudonyms_stable_unique_and_shown_by_viewer(tmp_path: Path) -> None:
     (directory / "course.toml").write_text((directory / "course.toml").read_text().replace(
         "pseudonyms = true", "pseudonyms = false"))
     assert privacy.display_name(Course(directory), "s007", viewer=None, staff=False) == "Student 7"
+
+    monkeypatch.setattr(privacy, "ADJECTIVES", ("bold", "calm"))  # 4 pairs for 20 students: they meet
+    monkeypatch.setattr(privacy, "ANIMALS", ("owl", "yak"))
+    crowded = Course(other)
+    crowded.store.connection().execute("DELETE FROM pseudonyms")
+    many = [privacy.pseudonym(crowded, sid) for sid, *_ in roster[:20]]
+    assert len(set(many)) == 20 and {n.rsplit("-", 1)[0] for n in many if n.count("-") == 2} <= {
+        f"{a}-{b}" for a in ("bold", "calm") for b in ("owl", "yak")}
+
+
+def test_season_clock_says_once_why_the_final_cannot_start(tmp_path: Path, capsys) -> None:
+    directory = make_course(tmp_path / "c", roster=ROSTER[:2], deadline=DEADLINE.isoformat())
+    course = Course(directory)
+    clock = SeasonClock(course, tick_s=0.01)
+    assert final.due(course)
+    clock.tick()
+    clock.tick()
+    err = capsys.readouterr().err
+    assert err.count("the final cannot start: the final needs bots") == 1, err
+    assert final.final_status(course).state == final.NOT_STARTED and not final.is_running(course)

@@ -292,6 +292,21 @@ memory_mb = 2048               # memory of all of its processes together
 
 [limits]                       # the bots' limits in qualification games (docs/limits.md); always sandboxed
 memory_mb = 2048
+
+# --- the final and the grades (docs/course.md, "The final, grades and pseudonyms") ---
+# [final]                      # played once the last deadline (plus the longest extension) has passed
+# format = "round-robin"       # "round-robin", "swiss" (with rounds = N) or "gauntlet"
+# games = 2                    # games a pairing (even)
+# time = 0.5                   # its clock (default: the course's time)
+# opponents = ["greedy"]       # shipped bots added to the field (a gauntlet's field)
+#
+# [grading]                    # arena course grades DIR writes grades.csv
+# bonus = [5, 3, 2]            # extra points for the final's 1st, 2nd, 3rd place
+# timeout_penalty = 2          # points taken for losing on time in the final
+# penalty_per = "game"         # "game": per game lost on time; "student": once, if any
+#
+# [privacy]
+# pseudonyms = true            # public standings show pseudonyms; staff and the student itself see names
 """
 
 ROSTER_TEMPLATE = """\

@@ -489,9 +489,28 @@ def publish_final(course: Course) -> FinalStatus:
 def due(course: Course, now: datetime | None = None) -> bool:
     """The season clock's question: should the final start (or resume) now? True once every
     student's deadline has passed and the last run is unfinished or there is none (and no final
-    thread of this process is playing)."""
+    thread of this process is playing, and no other process holds its run's lock)."""
     when = final_deadline(course.config)
     if when is None or (now or utc_now()) < when or is_running(course):
         return False
     last = _last_run(course)
-    return last is None or last["finished"] is None
+    if last is None:
+        return True
+    return last["finished"] is None and not _locked(final_dir(course) / f"final-{last['run']}" / "run.lock")
+
+
+def _locked(path: Path) -> bool:
+    """Another run holds the runner's lock on `path` (`arena course final --start` playing it)."""
+    import fcntl
+    import os
+
+    if not path.is_file():
+        return False
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock taken just now
+    return False
