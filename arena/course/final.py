@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import re
 import shlex
 import threading
+import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -289,7 +291,6 @@ def final_tournament(course: Course, run: int | None = None) -> tconfig.Tourname
     """The final as a tournament (arena.tournament.config): run `run`'s file as written when it
     started, or (None, no run yet) the one a start would play now. TournamentError or FinalError
     when it cannot be made (fewer than two bots)."""
-    path = None
     if run is None:
         last = _last_run(course)
         run = last["run"] if last is not None else None
@@ -298,23 +299,22 @@ def final_tournament(course: Course, run: int | None = None) -> tconfig.Tourname
         if path.is_file():
             return tconfig.load(path)
     bots = [(e.bot, e.command) for e in entrants(course)]
-    path = final_dir(course) / "final-next.toml"
-    return tconfig.from_dict(_parse(_tournament_text(course, 0, bots)), path)
+    text = _tournament_text(course, 0, bots)
+    return tconfig.from_dict(tomllib.loads(text), final_dir(course) / "final-next.toml")
 
 
-def _parse(text: str) -> dict[str, Any]:
-    import tomllib
-
-    return tomllib.loads(text)
+def _played(last: Any) -> FinalError:
+    return FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); rerun it to "
+                      "play it again from the start")
 
 
 def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
-    """The run to play: the unfinished last one (resumed), or a new one with the entrants frozen."""
+    """The run to play: the unfinished last one (resumed), or a new one with the entrants frozen
+    (its tournament file made durable before its row is committed)."""
     last = _last_run(course)
     if last is not None and not rerun:
         if last["finished"] is not None:
-            raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
-                             "rerun it to play it again from the start")
+            raise _played(last)
         return last["run"], tconfig.load(final_dir(course) / f"final-{last['run']}.toml")
     found = entrants(course)
     opponents = settings(course.config).opponents
@@ -326,14 +326,24 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
     folder = final_dir(course)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"final-{run}.toml"
-    tournament = tconfig.from_dict(_parse(text), path)  # checked before anything is recorded
-    path.write_text(text, encoding="utf-8")
+    tournament = tconfig.from_dict(tomllib.loads(text), path)  # checked before anything is recorded
+    _write_durably(path, text)
     with course.store.write() as db:
         db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
         db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
                        "VALUES (?, ?, ?, ?, ?)",
                        [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
     return run, tournament
+
+
+def _write_durably(path: Path, text: str) -> None:
+    """`text` to `path`: a temporary file, fsynced, renamed over it (whole or absent after any stop)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 _running: dict[Path, threading.Thread] = {}
@@ -391,8 +401,7 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
 def _begin_check(course: Course, rerun: bool) -> None:
     last = _last_run(course)
     if last is not None and last["finished"] is not None and not rerun:
-        raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
-                         "rerun it to play it again from the start")
+        raise _played(last)
     if (last is None or rerun) and not entrants(course):
         raise FinalError("the final needs bots: no student has a bot qualified before their deadline")
 
