@@ -167,21 +167,30 @@ def check(config: CourseConfig) -> FinalSettings:
     from arena.course.privacy import pseudonyms_on
 
     found = settings(config)
-    extensions(config)
+    if _phases_deadline_for() is None:  # else [extensions] is phases.py's to read
+        extensions(config)
     pseudonyms_on(config)
     grades.settings(config)
     return found
 
 
-def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
-    """The student's own last deadline (the course's plus its extension); None: no deadline.
-    arena.course.phases.deadline_for where that module is present (it owns the rule)."""
+def _phases_deadline_for() -> Any:
+    """arena.course.phases.deadline_for where that module is present (it owns the rule), else None."""
     try:
         from arena.course.phases import deadline_for as phases_deadline_for  # type: ignore[attr-defined]
     except ImportError:
-        last = _last_deadline(config)
-        return None if last is None else last + extensions(config).get(student_id, timedelta())
-    return phases_deadline_for(config, student_id)
+        return None
+    return phases_deadline_for
+
+
+def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
+    """The student's own last deadline (the course's last deadline plus its extension); None: no
+    deadline. arena.course.phases.deadline_for's answer where that module is present."""
+    theirs = _phases_deadline_for()
+    if theirs is not None:
+        return theirs(config, student_id)
+    last = _last_deadline(config)
+    return None if last is None else last + extensions(config).get(student_id, timedelta())
 
 
 def final_deadline(config: CourseConfig) -> datetime | None:
@@ -189,7 +198,9 @@ def final_deadline(config: CourseConfig) -> datetime | None:
     last = _last_deadline(config)
     if last is None:
         return None
-    return last + max(extensions(config).values(), default=timedelta())
+    granted = config.sections.get("extensions", {})
+    ids = list(granted) if isinstance(granted, dict) else []
+    return max([last, *(d for d in (deadline_for(config, sid) for sid in ids) if d is not None)])
 
 
 # --- the entrants and the tournament ---
