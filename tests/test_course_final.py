@@ -131,6 +131,17 @@ def test_entrants_follow_each_students_own_deadline(season: Path) -> None:
     assert all(e.bot == privacy.pseudonym(course, e.student_id) for e in found.values())
     tournament = final.final_tournament(course)
     assert tournament.total_games() == FIELD_GAMES and tournament.time_control.per_move == 0.05
+    assert tournament.time_control.kind == "cpu" and not tournament.site.show_commands
+    assert final.final_status(course).state == final.NOT_STARTED  # a look starts nothing
+    toml = (season / "course.toml").read_text()
+    for fmt, extra, check in (
+            ("gauntlet", 'opponents = ["random", "greedy"]', lambda t: (t.challengers, t.total_games()) == (
+                tuple(e.bot for e in found.values()), 4 * 2 * 2)),
+            ("swiss", "rounds = 3", lambda t: t.rounds == 3 and t.total_games() == 3 * 2 * 2)):
+        text = toml.replace('opponents = ["random"]', extra)
+        (season / "course.toml").write_text(text.replace('format = "round-robin"', f'format = "{fmt}"'))
+        assert check(final.final_tournament(Course(season))), fmt
+    (season / "course.toml").write_text(toml)
 
 
 def _stored(results: Path) -> list[tuple[str, int]]:
