@@ -6,19 +6,16 @@ tie at a bonus place, both penalty modes), and stable, private pseudonyms."""
 from __future__ import annotations
 
 import csv
-import os
 import shlex
-import signal
 import sqlite3
-import subprocess
 import sys
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import ENV, arena_cmd, require
-from course_helpers import GOOD_BOT, arena, make_course
+from conftest import require
+from course_helpers import GOOD_BOT, Server, arena, make_course
 
 from arena.cell import sandbox
 from arena.course import final, grades, privacy
@@ -58,6 +55,7 @@ games = 2
 time = 0.05
 clock = "cpu"          # charged its own CPU time (under a 3x wall ceiling): no bot loses on time to load
 opponents = ["random"]
+concurrency = 2
 
 [grading]
 bonus = [5, 3, 2]
@@ -157,19 +155,18 @@ def _stored(results: Path) -> list[tuple[str, int]]:
 def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> None:
     needs_sandbox()
     results = season / "final" / "final-1"
-    log = open(season.parent / "final-run.log", "w")  # noqa: SIM115
-    first = subprocess.Popen(arena_cmd("course", "final", str(season), "--start", "--concurrency", "2"),
-                             env=ENV, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while len(_stored(results)) < 6 and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert first.poll() is None, (season.parent / "final-run.log").read_text()
-    assert not final.due(Course(season))  # the season clock leaves a final another process plays
-    code, out, err = arena("course", "final", str(season), "--start")
-    assert code == 2 and "another run" in err.splitlines()[-1], err  # no second copy of a game
-    os.kill(first.pid, signal.SIGKILL)
-    first.wait()
-    assert final.due(Course(season))  # ... and resumes one left unfinished
+    server = Server(season)  # past the deadline: its season clock starts the final at once
+    try:
+        deadline = time.monotonic() + 60
+        while len(_stored(results)) < 6 and server.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.process.poll() is None and len(_stored(results)) >= 6, server.errors()
+        assert not final.due(Course(season))  # a season clock leaves a final another process plays
+        code, out, err = arena("course", "final", str(season), "--start")
+        assert code == 2 and "another run" in err.splitlines()[-1], err  # no second copy of a game
+    finally:
+        server.kill()  # kill -9 of the server's process tree, mid-final
+    assert final.due(Course(season))  # ... and the next start resumes it
     before = len(_stored(results))
     assert 6 <= before < FIELD_GAMES
     code, out, err = arena("course", "final", str(season), "--status")
@@ -177,7 +174,7 @@ def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> Non
 
     code, out, err = arena("course", "final", str(season), "--publish")
     assert code == 2 and "not finished" in err  # one line, no traceback
-    code, out, err = arena("course", "final", str(season), "--start", "--concurrency", "2")  # in this process
+    code, out, err = arena("course", "final", str(season), "--start")  # in this process
     assert code == 0, err
     stored = _stored(results)
     assert len(stored) == len(set(stored)) == FIELD_GAMES  # every game exactly once
@@ -299,3 +296,4 @@ def test_season_clock_says_once_why_the_final_cannot_start(tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert err.count("the final cannot start: the final needs bots") == 1, err
     assert final.final_status(course).state == final.NOT_STARTED and not final.is_running(course)
+
