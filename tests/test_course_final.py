@@ -288,6 +288,9 @@ def test_pseudonyms_stable_unique_and_shown_by_viewer(tmp_path: Path, monkeypatc
 
 def test_season_clock_says_once_why_the_final_cannot_start(tmp_path: Path, capsys) -> None:
     directory = make_course(tmp_path / "c", roster=ROSTER[:2], deadline=DEADLINE.isoformat())
+    assert not final.due(Course(directory))  # no [final]: staff start it themselves
+    with (directory / "course.toml").open("a") as f:
+        f.write("\n[final]\ngames = 2\n")
     course = Course(directory)
     clock = SeasonClock(course, tick_s=0.01)
     assert final.due(course)

@@ -507,11 +507,13 @@ def publish_final(course: Course) -> FinalStatus:
 
 
 def due(course: Course, now: datetime | None = None) -> bool:
-    """The season clock's question: should the final start (or resume) now? True once every
-    student's deadline has passed and the last run is unfinished or there is none (and no final
-    thread of this process is playing, and no other process holds its run's lock)."""
+    """The season clock's question: should the final start (or resume) now? True for a course with
+    a `[final]` section once every student's deadline has passed and the last run is unfinished or
+    there is none (and no final thread of this process is playing, and no other process holds its
+    run's lock). Without `[final]` staff start it themselves (`arena course final DIR --start`)."""
     when = final_deadline(course.config)
-    if when is None or (now or utc_now()) < when or is_running(course):
+    if "final" not in course.config.sections or when is None or (now or utc_now()) < when \
+            or is_running(course):
         return False
     last = _last_run(course)
     if last is None:
