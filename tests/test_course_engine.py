@@ -139,6 +139,10 @@ def test_a_bot_that_raises_fails_crashed_with_the_tracebacks_last_line(course):
     assert (third.status, third.reason) == ("failed", "compile error")
     assert "bot.py, line 1: SyntaxError" in third.detail and course.games(third.id) == []
     assert all(not s.active for s in (first, second, third))
+    for shown in (first.detail, second.detail, third.detail, course.build_log(third.id)):
+        # what a student reads names no path of the server's: its own files by name, arena's as <arena>
+        assert str(course.config.directory) not in shown and str(ROOT) not in shown, shown
+    assert 'File "mine.py", line' in first.detail and '"<arena>/bots/sdk.py"' in first.detail
 
 
 ILLEGAL_STDIO = """import sys

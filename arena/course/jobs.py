@@ -133,6 +133,16 @@ class JobFailed(Exception):
         self.detail = detail
 
 
+ARENA_ROOT = str(Path(__file__).resolve().parents[2])
+"""Where arena is installed: named "<arena>" in what students read (an SDK traceback's lines)."""
+
+
+def for_student(text: str, folder: Path) -> str:
+    """`text` (a build log, a failure's detail) without the server's paths: the submission's own
+    files named from its build folder ("bot.cpp:3: error"), arena's own as "<arena>/bots/sdk.py"."""
+    return text.replace(f"{folder}/", "").replace(str(folder), ".").replace(ARENA_ROOT, "<arena>")
+
+
 def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
     """Build and qualify one claimed submission, and record its one final status."""
     row = store.submission_row(submission_id)
@@ -148,9 +158,10 @@ def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
         name = f"{row['student_id']}-v{row['version']}"
         records = play_games([qualification_spec(config, submission_id, name, command)])
         status, reason, detail = verdict(records, name)
+        detail = for_student(detail, folder) if detail is not None else None
         store.finish(submission_id, status, reason, detail, games=[r.to_json() for r in records])
     except JobFailed as failed:
-        store.finish(submission_id, "failed", failed.reason, _cut(failed.detail))
+        store.finish(submission_id, "failed", failed.reason, _cut(for_student(failed.detail, folder)))
     except PlayerStopped:  # the server is stopping: the job stays running, requeued at the next start
         log.info("submission %s: left for the next start (%s)", submission_id, "the server stopped")
     except Exception as exc:  # a bug of ours must not leave the submission unfinished
@@ -174,7 +185,7 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
         try:
             compile(data, name, "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
-            text = _syntax_error(exc)
+            text = for_student(_syntax_error(exc), folder)
             store.set_build_log(submission_id, text)
             raise JobFailed("compile error", text) from None
         store.set_build_log(submission_id, f"{name}: compiles (Python {sys.version.split()[0]})\n")
@@ -185,7 +196,7 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
     except archives.Refused as exc:
         raise JobFailed("compile error", str(exc)) from None
     result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
-    store.set_build_log(submission_id, result.log + builds.footer(result))
+    store.set_build_log(submission_id, for_student(result.log, folder) + builds.footer(result))
     if not result.ok:
         reason = "build timeout" if result.timed_out else "compile error"
         tail = builds.tail(result.log)
