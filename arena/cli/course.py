@@ -332,6 +332,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     pairs = similarity.similar_pairs(course, threshold)
     names = {s.id: s.name for s in course.students()}
     print(similarity.format_pairs(pairs, names), end="")
+    return EXIT_OK
 
 
 def add_final_parsers(csub: argparse._SubParsersAction) -> None:
