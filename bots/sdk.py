@@ -20,6 +20,10 @@ notation). An exception in `choose` does not lose the
 game by a crash: the SDK answers the first legal move, prints the traceback, and sends it (its last
 ERROR_MAX_CHARS characters) as `info["error"]`; the referee counts those moves in the game record's
 `errors`, and `arena submit` refuses a bot that had any.
+
+The SDK also answers the optional `legal` request (docs/PROTOCOL.md, "Move generation"): the
+moves of `legal_moves(state)`, by default the rules' own; a course that checks students' move
+generators has them override it with their own generator.
 """
 from __future__ import annotations
 
@@ -35,6 +39,8 @@ from arena.match.protocol import (
     ENDPOINT_ENV,
     GAME_OVER,
     HELLO,
+    LEGAL,
+    LEGAL_MOVES,
     MOVE,
     NEW_GAME,
     PROTOCOL_VERSION,
@@ -83,6 +89,11 @@ class Bot:
         """Called when a game starts; `seed` is the referee's per-game seed for reproducible play
         (`self.rng` is already seeded from it)."""
 
+    def legal_moves(self, state: rules.State) -> list[str]:
+        """The legal moves of `state`, for the referee's `legal` request (docs/PROTOCOL.md, "Move
+        generation"). The rules' by default; override it with your own move generator."""
+        return state.legal_moves()
+
     def game_over(self, winner: int | None, scores: list[int] | None, reason: str) -> None:
         """Called when a game ends; `winner` is a seat or None for a draw."""
 
@@ -118,6 +129,8 @@ class Bot:
                         client.send(reply)
                 elif kind == NEW_GAME:
                     self._start_game(message)
+                elif kind == LEGAL:
+                    client.send(self._answer_legal(message))
                 elif kind == GAME_OVER:
                     self._call_hook(self.game_over, message["winner"], message["scores"],
                                     message["reason"])
@@ -169,6 +182,24 @@ class Bot:
             reply["info"] = {"comment": f"choose() raised {type(exc).__name__}: {exc}"[:500],
                              "error": trace if len(trace) <= ERROR_MAX_CHARS
                              else "..." + trace[-ERROR_MAX_CHARS:]}
+        return reply
+
+    def _answer_legal(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The `legal_moves` answer to a `legal` request: `legal_moves` of its position, or the
+        error that kept it from answering (its last line)."""
+        reply: dict[str, Any] = {"type": LEGAL_MOVES, "request": message["request"]}
+        try:
+            position = message["position"]
+            game = self.game
+            if game is None or position.get("game") != game.name:
+                game = rules.load(position["game"], **position.get("params", {}))
+            moves = self.legal_moves(game.state_from_wire(position))
+            if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+                raise TypeError(f"legal_moves() must return a list of str, got {moves!r:.100}")
+            reply["moves"] = moves
+        except Exception as exc:
+            traceback.print_exc()
+            reply["error"] = f"{type(exc).__name__}: {exc}"[:500]
         return reply
 
     def _follow(self, message: dict[str, Any]) -> rules.State:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from arena.course import archives, config
+from arena.course import archives, config, phases
 from arena.course.archives import Refused
 from arena.course.config import CourseConfig, Student
 from arena.course.store import FINAL, NewSubmission, RateLimited, Store, utc_now
@@ -78,6 +78,8 @@ class Course:
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
         self.store.sync_students(config.read_roster(self.config.roster))
+        phases.season(self.config, {s.id for s in self.students()})  # a bad [[phases]] fails here
+        phases.tables(self.store)
 
     def close(self) -> None:
         """Close this thread's database connection."""
@@ -98,29 +100,39 @@ class Course:
 
     # --- submitting ---
     def submit(self, student_id: str, filename: str, data: bytes, protocol: str = "v1",
-               now: datetime | None = None) -> Submission:
-        """Take an upload: Refused (a message for the student) when the course is closed, the
-        student is disabled or uploaded too recently, the file too big or not a bot. Stored (file
-        fsynced, row committed) before it returns; the workers are woken."""
+               now: datetime | None = None, report: tuple[str, bytes] | None = None) -> Submission:
+        """Take an upload: Refused (a message for the student) when the course is closed (past the
+        student's own last deadline: arena.course.phases.deadline_for), the student is disabled or
+        uploaded too recently, the file too big or not a bot, the report (file name, bytes; PDF or
+        Markdown) bad or too big. Stored (files fsynced, rows committed) before it returns, the
+        report with its version; the workers are woken."""
         now = now or utc_now()
         if now.tzinfo is None:
             raise ValueError(f"submit(now=...) needs a time with its zone, got {now.isoformat()}")
         row = self._need_student(student_id)
         if row["disabled"]:
             raise Refused("your submissions are disabled: ask the course staff")
-        opens, deadline = self.config.opens, self.config.deadline
+        opens = self.config.opens
         if opens is not None and now < opens:
             raise Refused(f"submissions are not open yet: they open at {opens.isoformat()}")
-        if deadline is not None and now >= deadline:
-            raise Refused(f"submissions are closed: the deadline was {deadline.isoformat()}")
+        closed = phases.upload_refusal(self.config, student_id, now)
+        if closed is not None:
+            raise Refused(closed)
         limit = self.config.upload_max_bytes
         if len(data) > limit:
             raise Refused(f"too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
         name = archives.clean_filename(filename)
         kind = archives.kind_of(name, data, protocol)
+        also = None
+        if report is not None:
+            report_name = phases.check_report(self.config, student_id, now, report)
+            report_sha = self.store.put_file(report[1])
+
+            def also(db: sqlite3.Connection, submission_id: int) -> None:
+                phases.keep_report(db, submission_id, report_name, report_sha, len(report[1]))
         new = NewSubmission(student_id, name, protocol, kind, self.store.put_file(data), len(data))
         try:
-            submission_id = self.store.add_submission(new, now, self.config.upload_interval_s)
+            submission_id = self.store.add_submission(new, now, self.config.upload_interval_s, also)
         except RateLimited as exc:
             interval = _interval_text(self.config.upload_interval_s)
             raise Refused(f"{interval}: try again in {exc.wait_s:.0f} s") from None
@@ -166,6 +178,10 @@ class Course:
         """(path, text) of the upload to show: the file, or each member of an archive."""
         row = self._need_submission(submission_id)
         return archives.shown_files(row["filename"], self.store.read_file(row["sha256"]), row["kind"])
+
+    def report(self, submission_id: int) -> tuple[str, bytes] | None:
+        """(file name, bytes) of the report uploaded with the submission, None without one."""
+        return phases.report_of(self.store, submission_id)
 
     def games(self, submission_id: int) -> list[GameRecord]:
         """The submission's qualification games (none before it was tested)."""

@@ -15,7 +15,7 @@ import os
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -192,9 +192,11 @@ class Store:
             db.execute("UPDATE students SET chosen_id = ? WHERE id = ?", (submission_id, student_id))
 
     # --- submissions ---
-    def add_submission(self, new: NewSubmission, now: datetime, interval_s: float) -> int:
+    def add_submission(self, new: NewSubmission, now: datetime, interval_s: float,
+                       also: Callable[[sqlite3.Connection, int], None] | None = None) -> int:
         """Record a submission and its job in one transaction; RateLimited if the student's last
-        upload is less than `interval_s` before `now`. Its id."""
+        upload is less than `interval_s` before `now`. Its id. `also(db, id)` writes what belongs
+        with the submission (its report) in the same transaction."""
         with self.write() as db:
             last = db.execute("SELECT created, version FROM submissions WHERE student_id = ? "
                               "ORDER BY id DESC LIMIT 1", (new.student_id,)).fetchone()
@@ -209,6 +211,8 @@ class Store:
                 (new.student_id, version, new.filename, new.protocol, new.kind, new.sha256, new.size,
                  iso(now)))
             submission_id = int(cursor.lastrowid)  # type: ignore[arg-type]
+            if also is not None:
+                also(db, submission_id)
             db.execute("INSERT INTO jobs (submission_id, state, enqueued) VALUES (?, 'queued', ?)",
                        (submission_id, iso(now)))
         return submission_id

@@ -64,11 +64,15 @@ LINGER_MS = 0
 HELLO = "hello"
 MOVE = "move"
 RESIGN = "resign"
+LEGAL_MOVES = "legal_moves"
+"""The answer to a `legal` request (the optional move-generation extension, docs/PROTOCOL.md)."""
 # referee -> bot
 NEW_GAME = "new_game"
 TURN = "turn"
 GAME_OVER = "game_over"
 BYE = "bye"
+LEGAL = "legal"
+"""The optional move-generation extension: the legal moves of `position`, please (docs/PROTOCOL.md)."""
 
 
 class ProtocolError(ValueError):
@@ -85,6 +89,7 @@ _BOT_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
     MOVE: (("game_id", (str,), True), ("ply", _INT, True), ("move", (str,), True),
            ("info", (dict,), False)),
     RESIGN: (("game_id", (str,), True), ("ply", _INT, True)),
+    LEGAL_MOVES: (("request", _INT, True), ("moves", (list,), False), ("error", (str,), False)),
 }
 _REFEREE_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
     NEW_GAME: (("game_id", (str,), True), ("game", (str,), True), ("params", (dict,), True),
@@ -95,6 +100,7 @@ _REFEREE_FIELDS: dict[str, tuple[tuple[str, tuple[type, ...], bool], ...]] = {
     GAME_OVER: (("game_id", (str,), True), ("winner", (int, type(None)), True),
                 ("scores", (list, type(None)), True), ("reason", (str,), True)),
     BYE: (),
+    LEGAL: (("request", _INT, True), ("position", (dict,), True)),
 }
 
 _packer = msgpack.Packer(use_bin_type=True)

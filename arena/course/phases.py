@@ -1,0 +1,549 @@
+"""The season's phases: `[[phases]]` and `[extensions]` of course.toml, reports, the upload freeze,
+and who passed each phase with its evidence.
+
+A phase has a name, a deadline and what must hold by then (`requires`): a qualified bot, a score
+against a reference bot over N games, a move generator that agrees with the rules on N positions
+(the `legal` protocol extension, arena/match/legal_check.py), and optionally a report (PDF or
+Markdown) uploaded with the code. Each phase is judged on the student's latest qualified version
+uploaded before the phase's deadline plus the student's extension. After the last deadline (plus
+the student's extension) uploads are frozen.
+
+Tables in course.db (made here): `reports` (a submission's report: name, sha256 of the content-
+addressed file, size) and `phase_checks` (a requirement's verdict on one submission, so score games
+and move-generation checks run once a version), `phase_games` (the records of those games). The
+keys are documented in docs/course.md, section "Phases".
+"""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.course.archives import Refused, clean_filename
+from arena.course.config import CourseConfig
+from arena.match.records import GameRecord
+from arena.match.spec import BotSpec, MatchSpec, safe_name
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from arena.course.service import Course
+    from arena.course.store import Store
+
+PHASE_KEYS = {"name", "deadline", "requires", "report", "report_max_mb"}
+REQUIRE_KEYS = {"qualified", "score", "legal"}
+SCORE_KEYS = {"against", "at_least", "games"}
+LEGAL_KEYS = {"positions", "timeout_s"}
+REPORT_MAX_MB = 10.0
+"""A report's size limit when the phase names none (MB)."""
+REPORT_SUFFIXES = {".pdf": "PDF", ".md": "Markdown", ".markdown": "Markdown"}
+EXAMPLE_TIME = "2026-12-03T23:59:00+01:00"
+DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([dhms])")
+UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS reports (submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
+    filename TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS phase_checks (submission_id INTEGER NOT NULL REFERENCES submissions(id),
+    requirement TEXT NOT NULL, passed INTEGER NOT NULL, evidence TEXT NOT NULL, game_ids TEXT NOT NULL,
+    disagreements TEXT NOT NULL, value REAL, checked TEXT NOT NULL, PRIMARY KEY (submission_id, requirement));
+CREATE TABLE IF NOT EXISTS phase_games (game_id TEXT PRIMARY KEY, submission_id INTEGER NOT NULL
+    REFERENCES submissions(id), record TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Score:
+    """`score = {against, at_least, games}`: at least `at_least` of the points (win 1, draw 1/2)
+    against the reference bot `against` over `games` games, seats alternating."""
+
+    against: str
+    at_least: float
+    games: int
+
+
+@dataclass(frozen=True)
+class Legal:
+    """`legal = {positions}`: the bot's move generator agrees with the rules on every one of
+    `positions` positions (`timeout_s` for each answer)."""
+
+    positions: int
+    timeout_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One `[[phases]]` entry, checked."""
+
+    name: str
+    deadline: datetime
+    qualified: bool = False
+    score: Score | None = None
+    legal: Legal | None = None
+    report: bool = False
+    report_max_bytes: int = int(REPORT_MAX_MB * 1_000_000)
+
+    def requirements(self) -> str:
+        """What the phase asks for, in words."""
+        parts = ["a qualified bot"]
+        if self.score is not None:
+            parts.append(f"a score of at least {self.score.at_least:g} against {self.score.against} over "
+                         f"{self.score.games} games")
+        if self.legal is not None:
+            parts.append(f"move generation agreeing with the rules on {self.legal.positions} positions")
+        if self.report:
+            parts.append("a report")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Season:
+    """The phases (in course.toml's order) and the students' extensions."""
+
+    phases: tuple[Phase, ...] = ()
+    extensions: dict[str, timedelta] = field(default_factory=dict)
+
+    def last_deadline(self) -> datetime | None:
+        return max((p.deadline for p in self.phases), default=None)
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """Whether `student_id` passed `phase`, with the evidence: one line, the games played for it
+    (qualification and score games), the positions where its move generation disagreed (wire
+    form, moves left out, moves not legal) and the report's file name (None: no report).
+    `submission_id` is the version judged (None: none qualified in time); `provisional` while the
+    phase's deadline (plus extension) has not passed."""
+
+    phase: str
+    student_id: str
+    passed: bool
+    evidence: str
+    game_ids: list[str] = field(default_factory=list)
+    disagreements: list = field(default_factory=list)
+    report: str | None = None
+    submission_id: int | None = None
+    provisional: bool = False
+
+
+# --- course.toml ---
+
+def season(config: CourseConfig, student_ids: set[str] | None = None) -> Season:
+    """The season's phases and extensions of `config`, checked; CourseError (one line naming the
+    key) for a bad one. With `student_ids`, an extension for a student not in the roster is one."""
+    raw = config.sections.get("phases", [])
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        raise config.error("phases", "must be a list of tables ([[phases]] with name, deadline, requires)")
+    phases = tuple(_phase(config, n, p) for n, p in enumerate(raw, 1))
+    names = [p.name for p in phases]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise config.error("phases", f"two phases named {twice!r}")
+    extensions: dict[str, timedelta] = {}
+    raw_ext = config.sections.get("extensions", {})
+    if not isinstance(raw_ext, dict):
+        raise config.error("extensions", 'must be a table of student id = duration ("48h", "2d", "90m")')
+    for sid, value in raw_ext.items():
+        if student_ids is not None and sid not in student_ids:
+            raise config.error(f"extensions.{sid}", "no such student in the roster")
+        try:
+            extensions[sid] = parse_duration(value)
+        except ValueError as exc:
+            raise config.error(f"extensions.{sid}", str(exc)) from None
+    return Season(phases, extensions)
+
+
+def _phase(config: CourseConfig, number: int, raw: dict[str, Any]) -> Phase:
+    where = f"phases[{number}]"
+    unknown = sorted(set(raw) - PHASE_KEYS)
+    if unknown:
+        raise config.error(f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(PHASE_KEYS))})")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise config.error(f"{where}.name", f"each phase needs a name, got {name!r}")
+    deadline = raw.get("deadline")
+    if isinstance(deadline, str):
+        try:
+            deadline = datetime.fromisoformat(deadline)
+        except ValueError:
+            raise config.error(f"{where}.deadline", f"not an ISO 8601 time: {deadline!r} "
+                                                    f"(e.g. {EXAMPLE_TIME})") from None
+    if not isinstance(deadline, datetime) or deadline.tzinfo is None or deadline.utcoffset() is None:
+        raise config.error(f"{where}.deadline", f"must be a time with its zone, e.g. {EXAMPLE_TIME}, "
+                                                f"got {deadline!r}")
+    report = raw.get("report", False)
+    if not isinstance(report, bool):
+        raise config.error(f"{where}.report", f"must be true or false, got {report!r}")
+    max_mb = raw.get("report_max_mb", REPORT_MAX_MB)
+    if isinstance(max_mb, bool) or not isinstance(max_mb, (int, float)) or not 0 < max_mb < 1e6:
+        raise config.error(f"{where}.report_max_mb", f"must be a number of MB more than 0, got {max_mb!r}")
+    requires = raw.get("requires", {})
+    if not isinstance(requires, dict):
+        raise config.error(f"{where}.requires", "must be a table, e.g. { qualified = true }")
+    unknown = sorted(set(requires) - REQUIRE_KEYS)
+    if unknown:
+        raise config.error(f"{where}.requires.{unknown[0]}",
+                           f"unknown requirement (known: {', '.join(sorted(REQUIRE_KEYS))})")
+    qualified = requires.get("qualified", False)
+    if not isinstance(qualified, bool):
+        raise config.error(f"{where}.requires.qualified", f"must be true or false, got {qualified!r}")
+    return Phase(name.strip(), deadline, qualified, _score(config, where, requires.get("score")),
+                 _legal(config, where, requires.get("legal")), report, int(max_mb * 1_000_000))
+
+
+def _score(config: CourseConfig, where: str, raw: Any) -> Score | None:
+    if raw is None:
+        return None
+    key = f"{where}.requires.score"
+    if not isinstance(raw, dict):
+        raise config.error(key, 'must be a table: { against = "greedy", at_least = 0.7, games = 10 }')
+    unknown = sorted(set(raw) - SCORE_KEYS)
+    if unknown:
+        raise config.error(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(SCORE_KEYS))})")
+    from arena.cell.launcher import shipped_bots
+
+    against = raw.get("against")
+    if against not in shipped_bots():
+        known = ", ".join(sorted(shipped_bots()))
+        raise config.error(f"{key}.against", f"must be a reference bot ({known}), got {against!r}")
+    at_least = raw.get("at_least")
+    if isinstance(at_least, bool) or not isinstance(at_least, (int, float)) or not 0 <= at_least <= 1:
+        raise config.error(f"{key}.at_least", f"must be a share of the points from 0 to 1, got {at_least!r}")
+    games = raw.get("games", 10)
+    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 1000:
+        raise config.error(f"{key}.games", f"must be a whole number from 1 to 1000, got {games!r}")
+    return Score(against, float(at_least), games)
+
+
+def _legal(config: CourseConfig, where: str, raw: Any) -> Legal | None:
+    if raw is None:
+        return None
+    key = f"{where}.requires.legal"
+    if not isinstance(raw, dict):
+        raise config.error(key, "must be a table: { positions = 50 }")
+    unknown = sorted(set(raw) - LEGAL_KEYS)
+    if unknown:
+        raise config.error(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(LEGAL_KEYS))})")
+    positions = raw.get("positions", 50)
+    if isinstance(positions, bool) or not isinstance(positions, int) or not 1 <= positions <= 10000:
+        raise config.error(f"{key}.positions", f"must be a whole number from 1 to 10000, got {positions!r}")
+    timeout_s = raw.get("timeout_s", 2.0)
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s <= 600:
+        raise config.error(f"{key}.timeout_s", f"must be seconds, more than 0, got {timeout_s!r}")
+    return Legal(positions, float(timeout_s))
+
+
+def parse_duration(value: Any) -> timedelta:
+    """An extension's duration: "48h", "2d", "90m", "30s" or sums of them ("1d 12h"); ValueError
+    saying so for anything else (or nothing)."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if not text or DURATION_RE.sub("", text).strip():
+        raise ValueError(f'must be a duration such as "48h", "2d" or "90m", got {value!r}')
+    seconds = sum(float(n) * UNITS[unit] for n, unit in DURATION_RE.findall(text))
+    if seconds <= 0:
+        raise ValueError(f"must be longer than nothing, got {value!r}")
+    return timedelta(seconds=seconds)
+
+
+def duration_text(delta: timedelta) -> str:
+    """A duration as course.toml writes one: "48h", "90m", "30s"."""
+    seconds = int(delta.total_seconds())
+    for unit in ("h", "m"):
+        if seconds % UNITS[unit] == 0:
+            return f"{seconds // UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+# --- deadlines ---
+
+def extension_for(config: CourseConfig, student_id: str) -> timedelta:
+    """The student's extension (`[extensions]`), nothing without one."""
+    return season(config).extensions.get(student_id, timedelta(0))
+
+
+def last_deadline(config: CourseConfig) -> datetime | None:
+    """The last of the phases' deadlines and the course's own `deadline`; None without any."""
+    moments = [m for m in (season(config).last_deadline(), config.deadline) if m is not None]
+    return max(moments) if moments else None
+
+
+def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
+    """The student's own last deadline: the last deadline (`last_deadline`) plus the student's
+    extension; None when the course has no deadline at all."""
+    last = last_deadline(config)
+    return None if last is None else last + extension_for(config, student_id)
+
+
+def upload_refusal(config: CourseConfig, student_id: str, now: datetime) -> str | None:
+    """Why an upload of `student_id` at `now` is refused because its deadline passed, else None."""
+    own = deadline_for(config, student_id)
+    if own is None or now < own:
+        return None
+    last = last_deadline(config)
+    frozen = bool(season(config).phases)
+    text = (f"uploads are frozen: the last deadline was {last.isoformat()}" if frozen
+            else f"submissions are closed: the deadline was {last.isoformat()}")  # type: ignore[union-attr]
+    extension = extension_for(config, student_id)
+    if extension:
+        text += f" (yours, with your extension of {duration_text(extension)}, was {own.isoformat()})"
+    return text
+
+
+def current_phase(config: CourseConfig, student_id: str, now: datetime) -> Phase | None:
+    """The first phase whose deadline (plus the student's extension) is still ahead at `now`."""
+    s = season(config)
+    extension = s.extensions.get(student_id, timedelta(0))
+    ahead = [p for p in s.phases if now < p.deadline + extension]
+    return min(ahead, key=lambda p: p.deadline) if ahead else None
+
+
+# --- reports ---
+
+def tables(store: Store) -> None:
+    """Make this module's tables in the course's database (where missing)."""
+    store.connection().executescript(SCHEMA)
+
+
+def check_report(config: CourseConfig, student_id: str, now: datetime, report: tuple[str, bytes]) -> str:
+    """The report's clean file name; Refused (a message for the student) for one that is no PDF
+    or Markdown file, or too big for the current phase (`report_max_mb`)."""
+    filename, data = report
+    name = clean_filename(filename)
+    suffix = Path(name).suffix.lower()
+    if suffix not in REPORT_SUFFIXES:
+        raise Refused(f"the report {name!r} must be a PDF or Markdown file (.pdf, .md)")
+    phase = current_phase(config, student_id, now)
+    limit = phase.report_max_bytes if phase is not None else int(REPORT_MAX_MB * 1_000_000)
+    if len(data) > limit:
+        raise Refused(f"the report is too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
+    if not data:
+        raise Refused(f"the report {name!r} is empty")
+    if suffix == ".pdf" and not data.startswith(b"%PDF-"):
+        raise Refused(f"the report {name!r} is not a PDF file (it does not start with %PDF-)")
+    if suffix != ".pdf":
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Refused(f"the report {name!r} is not Markdown: it is not UTF-8 text") from None
+    return name
+
+
+def keep_report(db: sqlite3.Connection, submission_id: int, filename: str, sha256: str, size: int) -> None:
+    """Record the report of a submission (in the submission's own transaction)."""
+    db.execute("INSERT INTO reports (submission_id, filename, sha256, size) VALUES (?, ?, ?, ?)",
+               (submission_id, filename, sha256, size))
+
+
+def report_of(store: Store, submission_id: int) -> tuple[str, bytes] | None:
+    """(file name, bytes) of the report uploaded with a submission, None without one."""
+    row = store.rows("SELECT filename, sha256 FROM reports WHERE submission_id = ?", submission_id)
+    return (row[0]["filename"], store.read_file(row[0]["sha256"])) if row else None
+
+
+def report_name(store: Store, submission_id: int) -> str | None:
+    row = store.rows("SELECT filename FROM reports WHERE submission_id = ?", submission_id)
+    return row[0]["filename"] if row else None
+
+
+# --- who passed ---
+
+_locks: dict[Path, threading.Lock] = {}
+_locks_lock = threading.Lock()
+
+
+def _lock(directory: Path) -> threading.Lock:
+    """One lock a course: two callers never play the same games at once."""
+    with _locks_lock:
+        return _locks.setdefault(directory, threading.Lock())
+
+
+def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool = True) -> list[PhaseResult]:
+    """Each phase's result for each student of the roster (phases in course.toml's order, students
+    in id order), judged on the student's latest qualified version uploaded before the phase's
+    deadline plus the student's extension (before `now` while that has not passed: provisional).
+    Score games and move-generation checks run once a version (kept in course.db); with
+    `evaluate=False` none runs, and a requirement not checked yet fails as "not checked yet"."""
+    from arena.course.store import utc_now
+
+    now = now or utc_now()
+    config = course.config
+    s = season(config)
+    tables(course.store)
+    results = []
+    with _lock(course.directory):
+        for phase in s.phases:
+            for student in course.students():
+                own = phase.deadline + s.extensions.get(student.id, timedelta(0))
+                results.append(_judge(course, phase, student.id, own, now, evaluate))
+    return results
+
+
+def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: datetime,
+           evaluate: bool) -> PhaseResult:
+    store = course.store
+    provisional = now < own
+    cutoff = min(own, now)
+    rows = store.rows("SELECT * FROM submissions WHERE student_id = ? ORDER BY id DESC", student_id)
+    taken = [r for r in rows if datetime.fromisoformat(r["created"]) < cutoff]
+    qualified = [r for r in taken if r["status"] == "qualified"]
+    so_far = "so far: " if provisional else ""
+    if not qualified:
+        if not taken:
+            why = "no upload"
+        else:
+            last = taken[0]
+            why = f"no qualified version (v{last['version']} is {last['status']}" + \
+                  (f": {last['reason']})" if last["reason"] else ")")
+        when = f"by {now.isoformat(timespec='seconds')}" if provisional else f"before {own.isoformat()}"
+        return PhaseResult(phase.name, student_id, False, f"{so_far}{why} {when}", provisional=provisional)
+    sub = qualified[0]
+    report = report_name(store, sub["id"])
+    parts = [f"v{sub['version']} (#{sub['id']}) qualified"]
+    game_ids = [GameRecord.from_json(text).game_id for text in store.game_texts(sub["id"])]
+    disagreements: list = []
+    passed = True
+    if phase.report:
+        if report is None:
+            passed = False
+            parts.append("no report with it")
+        else:
+            parts.append(f"report {report}")
+    checks = []
+    if phase.legal is not None:
+        checks.append(("legal", _legal_key(course, phase.legal),
+                       lambda: _check_legal(course, sub, phase.legal)))
+    if phase.score is not None:
+        checks.append(("score", _score_key(phase.score), lambda: _check_score(course, sub, phase.score)))
+    for kind, key, run in checks:
+        found = _cached(store, sub["id"], key)
+        if found is None and evaluate:
+            found = run()
+            _keep(store, sub["id"], key, found)
+        if found is None:
+            passed = False
+            parts.append(f"{kind}: not checked yet")
+            continue
+        ok, evidence, ids, disagreed, value = found
+        if kind == "score":
+            ok = value is not None and value >= phase.score.at_least - 1e-9  # type: ignore[union-attr]
+            evidence += f" (needs {phase.score.at_least:g})"  # type: ignore[union-attr]
+        passed = passed and ok
+        parts.append(evidence)
+        game_ids += ids
+        disagreements += disagreed
+    return PhaseResult(phase.name, student_id, passed, so_far + "; ".join(parts), game_ids, disagreements,
+                       report, sub["id"], provisional)
+
+
+Found = tuple[bool, str, list[str], list, float | None]
+"""A requirement's verdict on a submission: (passed, evidence, game ids, disagreements, value)."""
+
+
+def _legal_key(course: Course, legal: Legal) -> str:
+    return f"legal:{legal.positions}:{course.config.game}:{json.dumps(course.config.params, sort_keys=True)}"
+
+
+def _score_key(score: Score) -> str:
+    return f"score:{score.against}:{score.games}"
+
+
+def _cached(store: Store, submission_id: int, key: str) -> Found | None:
+    rows = store.rows("SELECT * FROM phase_checks WHERE submission_id = ? AND requirement = ?",
+                      submission_id, key)
+    if not rows:
+        return None
+    r = rows[0]
+    disagreements = [tuple(d) for d in json.loads(r["disagreements"])]
+    return bool(r["passed"]), r["evidence"], json.loads(r["game_ids"]), disagreements, r["value"]
+
+
+def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
+    from arena.course.store import iso, utc_now
+
+    passed, evidence, ids, disagreements, value = found
+    with store.write() as db:
+        db.execute("INSERT OR REPLACE INTO phase_checks (submission_id, requirement, passed, evidence, "
+                   "game_ids, disagreements, value, checked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (submission_id, key, int(passed), evidence, json.dumps(ids), json.dumps(disagreements),
+                    value, iso(utc_now())))
+
+
+def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
+    """The submission's bot as its qualification ran it (its build kept in DIR/builds/ID; built
+    again there when it is gone)."""
+    from arena.course import jobs
+
+    folder = course.directory / jobs.BUILDS_DIR / str(sub["id"])
+    command = sub["command"]
+    if not command or not folder.is_dir():
+        argv = jobs._build(course.config, course.store, sub["filename"], sub["kind"], sub["protocol"],
+                           course.store.read_file(sub["sha256"]), folder)
+        course.store.set_command(sub["id"], shlex.join(argv))
+    else:
+        argv = tuple(shlex.split(command))
+    return BotSpec(f"{sub['student_id']}-v{sub['version']}", tuple(argv))
+
+
+def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
+    from arena.course.jobs import JobFailed
+    from arena.match.legal_check import check_move_generation
+
+    config = course.config
+    try:
+        bot = _bot(course, sub)
+    except JobFailed as exc:
+        return False, f"move generation not checked: its build failed ({exc.reason})", [], [], None
+    check = check_move_generation(bot, config.game, dict(config.params), legal.positions, config.limits,
+                                  seed=sub["id"], timeout_s=legal.timeout_s)
+    disagreements = [[wire, missing, extra] for wire, missing, extra in check.disagreements]
+    return check.passed, check.summary(), [], disagreements, float(check.agreed)
+
+
+def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
+    from arena.cell.launcher import resolve_command
+    from arena.course.jobs import JobFailed, play_games
+
+    config = course.config
+    try:
+        bot = _bot(course, sub)
+    except JobFailed as exc:
+        return False, f"score not played: its build failed ({exc.reason})", [], [], None
+    spec = MatchSpec(match_id=f"phase-{safe_name(score.against)}-{sub['id']}", game=config.game,
+                     bots=(bot, BotSpec(score.against, resolve_command(score.against))),
+                     time_control=config.time_control, game_numbers=tuple(range(score.games)),
+                     params=dict(config.params), seed=sub["id"], limits=config.limits)
+    records = play_games([spec])
+    points = 0.0
+    for record in records:
+        seat = record.players.index(bot.name)
+        if record.winner == seat:
+            points += 1.0
+        elif record.winner is None and record.reason != "double_forfeit" and not record.forfeit:
+            points += 0.5
+    share = points / len(records) if records else 0.0
+    with course.store.write() as db:
+        db.executemany("INSERT OR REPLACE INTO phase_games (game_id, submission_id, record) VALUES (?, ?, ?)",
+                       [(r.game_id, sub["id"], r.to_json()) for r in records])
+    evidence = f"score {share:.2f} against {score.against} ({points:g} of {len(records)} points)"
+    return share >= score.at_least, evidence, [r.game_id for r in records], [], share
+
+
+def phase_game(course: Course, game_id: str) -> GameRecord | None:
+    """The record of a game played for a phase (a score game, or a qualification game), None for
+    an unknown id."""
+    tables(course.store)
+    rows = course.store.rows("SELECT record FROM phase_games WHERE game_id = ?", game_id)
+    if rows:
+        return GameRecord.from_json(rows[0]["record"])
+    match = re.fullmatch(r"qualify-(\d+)-g(\d+)", game_id)
+    if match:
+        texts = course.store.game_texts(int(match.group(1)))
+        number = int(match.group(2))
+        if number < len(texts):
+            return GameRecord.from_json(texts[number])
+    return None
