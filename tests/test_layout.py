@@ -39,6 +39,8 @@ ONLY_IN = {
     "starlette": ("arena/course/app.py",),
     "uvicorn": ("arena/course/server.py",),
     "argon2": ("arena/course/accounts.py",),
+    "openskill": ("arena/course/ladder.py",),
+    "copydetect": ("arena/course/similarity.py",),
 }
 """Third-party module -> the only files of `arena` (a path ending in / is a folder) that import it."""
 

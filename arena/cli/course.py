@@ -40,6 +40,7 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
     status.add_argument("directory", metavar="DIR", help="the course's directory")
     status.set_defaults(func=cmd_status)
     add_server_parsers(csub)
+    add_ladder_parsers(csub)
     return csub
 
 
@@ -222,3 +223,61 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     return client.submit(args.url, args.file, client.token_from(args.token), args.protocol, args.wait,
                          args.timeout)
+
+
+def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:
+    """Register `arena course ladder` and `arena course similarity` (issue 25: the ladder, the
+    copying check)."""
+    ladder = csub.add_parser("ladder", help="print the ladder's table: every active bot and reference bot, "
+                                            "best first by ordinal (mu - 3 sigma)")
+    ladder.add_argument("directory", metavar="DIR", help="the course's directory")
+    ladder.set_defaults(func=cmd_ladder)
+    similarity = csub.add_parser("similarity", help="compare every pair of students' active sources "
+                                                    "(winnowing, as MOSS; the kits' code ignored) and print "
+                                                    "the pairs above the threshold with their matching lines")
+    similarity.add_argument("directory", metavar="DIR", help="the course's directory")
+    similarity.add_argument("--threshold", type=_share, default=None, metavar="X",
+                            help="the least score (0 to 1) of a pair printed (default 0.5)")
+    similarity.set_defaults(func=cmd_similarity)
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
+@_guard
+def cmd_ladder(args: argparse.Namespace) -> int:
+    """arena course ladder DIR"""
+    from arena.course.ladder import Ladder
+    from arena.course.service import Course
+
+    ladder = Ladder(Course(Path(args.directory)))
+    table = [("rank", "bot", "name", "ordinal", "mu ± sigma", "games", "")]
+    for row in ladder.table():
+        table.append((str(row.rank), row.bot, row.name if row.student_id else "(reference bot)",
+                      f"{row.ordinal:.1f}", f"{row.mu:.1f} ± {row.sigma:.1f}", str(row.games),
+                      "" if row.placed else "placing"))
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
+    for line in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    return EXIT_OK
+
+
+@_guard
+def cmd_similarity(args: argparse.Namespace) -> int:
+    """arena course similarity DIR [--threshold X]"""
+    from arena.course import similarity
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory))
+    threshold = similarity.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
+    pairs = similarity.similar_pairs(course, threshold)
+    names = {s.id: s.name for s in course.students()}
+    print(similarity.format_pairs(pairs, names), end="")
+    return EXIT_OK

@@ -4,9 +4,10 @@ process tree.
 The server refuses to run students' code unisolated: where bubblewrap cannot sandbox a bot it says
 why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
 socket itself, so `--port 0` takes a free port and the first line printed names the address.
-SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and finishes the ones under
-way, then the workers finish their jobs (a job cut short by a harder kill is resumed on the next
-start: jobs.Workers).
+Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladder's games
+(arena/course/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and
+finishes the ones under way, then the ladder and the workers finish their games and jobs (a job
+cut short by a harder kill is resumed on the next start: jobs.Workers).
 """
 from __future__ import annotations
 
@@ -73,12 +74,15 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     from arena.course.accounts import Accounts
     from arena.course.app import create_app
     from arena.course.jobs import Workers
+    from arena.course.ladder import LadderRunner
     from arena.course.service import Course
 
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
     workers = Workers(course, concurrency=concurrency)  # woken by the course on each upload
+    # the ladder plays only where course.toml has a [ladder] section
+    ladder = LadderRunner(course) if "ladder" in course.config.sections else None
     app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
@@ -89,6 +93,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     if warning:
         print(f"arena course: {warning}", file=sys.stderr)
     workers.start()
+    if ladder is not None:
+        ladder.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
     print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
           f"{len(course.students())} students, {workers_text}; Ctrl-C stops)", file=out, flush=True)
@@ -99,6 +105,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ladder is not None:
+            ladder.stop(STOP_WAIT_S)
         workers.stop(STOP_WAIT_S)
         sock.close()
     print("arena course serve: stopped", file=out, flush=True)

@@ -1,0 +1,624 @@
+"""The course's ladder: rated games between the students' active bots and the reference bots, all
+season long, as Galaxy, Halite and Kaggle rank their entrants between deadlines.
+
+Who plays: every enabled student's ACTIVE version (a new active version is a new ladder entrant:
+it starts from the prior rating and first plays `placement_games` against the reference bots, in
+the order `reference` lists them: the weakest first) and the `[ladder]` reference bots. A ladder
+game is a pair of games, both seats, from one paired opening (arena.match.openings), on the
+course's clock (or `[ladder] time`).
+
+The scheduler (`Ladder.due(now)`): each entrant is owed `games_per_hour` games an hour, counted
+over the last hour (a version younger than an hour is owed its share of its age); entrants owed
+games are served fewest-recent-games first, so none is starved, each against the opponent with the
+fewest recent games among its `neighbours` nearest in rating. Unrated games students ask for
+(`request`, at most `unrated_per_hour` an hour each) come first. `due` records what it hands out,
+so a second call does not hand it out again; `record` takes the played games.
+
+Ratings: openskill's Weng-Lin models (Plackett-Luce by default, or Thurstone-Mosteller full),
+updated game by game; shown as the ordinal mu - 3 sigma (what the table is sorted by: a bot ranks
+high only once the ladder is sure of it) and as mu ± sigma. Aborted games and double forfeits are
+unrated; a forfeit (timeout, crash, illegal move) is a loss, as in every other game.
+
+Tables (course.db): `ladder_players` (an entrant: a student's version or a reference bot, its
+rating), `ladder_games` (a ladder game: its entrants, rated or asked for, its state),
+`ladder_records` (the played games' records, for replays), `ladder_history` (an entrant's rating
+after each rated game). `LadderRunner` is the server's thread that plays what is due.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import shlex
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from openskill.models import PlackettLuce, ThurstoneMostellerFull
+
+import rules
+from arena.cell.launcher import resolve_command, shipped_bots
+from arena.course.archives import Refused
+from arena.course.store import iso, utc_now
+from arena.match.clock import TimeControl
+from arena.match.openings import Openings, OpeningsError, parse_openings, random_opening
+from arena.match.records import GameRecord
+from arena.match.spec import BotSpec, MatchSpec
+
+if TYPE_CHECKING:
+    from arena.course.config import CourseConfig
+    from arena.course.service import Course
+
+log = logging.getLogger(__name__)
+
+MODELS = {"plackett-luce": PlackettLuce, "thurstone-mosteller-full": ThurstoneMostellerFull}
+DEFAULTS: dict[str, Any] = {
+    "games_per_hour": 6.0, "placement_games": 4, "reference": ["random", "greedy", "alphabeta"],
+    "unrated_per_hour": 3, "model": "plackett-luce", "openings": "random:2", "neighbours": 3, "poll_s": 10.0}
+KEYS = set(DEFAULTS) | {"time"}
+WINDOW = timedelta(hours=1)
+MATCH_PREFIX = "ladder-"
+"""A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
+REFERENCE_PREFIX = "ref:"
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ladder_players (
+    key TEXT PRIMARY KEY,           -- "v<submission id>" (a student's version) or "ref:<bot name>"
+    name TEXT NOT NULL UNIQUE,      -- the bot's name in games: "<student id>-v<version>" or the bot's
+    student_id TEXT,                -- NULL for a reference bot
+    submission_id INTEGER,
+    mu REAL NOT NULL, sigma REAL NOT NULL,
+    games INTEGER NOT NULL DEFAULT 0,   -- rated games played
+    created TEXT NOT NULL           -- when the ladder first saw it (ISO 8601 UTC)
+);
+CREATE TABLE IF NOT EXISTS ladder_games (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    a TEXT NOT NULL REFERENCES ladder_players(key), b TEXT NOT NULL REFERENCES ladder_players(key),
+    rated INTEGER NOT NULL,
+    requested_by TEXT,              -- the student who asked for this unrated game
+    created TEXT NOT NULL,
+    state TEXT NOT NULL,            -- queued (asked for), scheduled (handed out by due), done, errored
+    detail TEXT NOT NULL DEFAULT '',
+    finished TEXT
+);
+CREATE INDEX IF NOT EXISTS ladder_games_by_state ON ladder_games (state, id);
+CREATE TABLE IF NOT EXISTS ladder_records (
+    game_id TEXT PRIMARY KEY, ladder_id INTEGER NOT NULL REFERENCES ladder_games(id),
+    at TEXT NOT NULL, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ladder_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL REFERENCES ladder_players(key),
+    at TEXT NOT NULL, game_id TEXT NOT NULL,
+    mu REAL NOT NULL, sigma REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS ladder_history_by_key ON ladder_history (key, id);
+"""
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    """`[ladder]` of course.toml, checked (docs/course.md, "[ladder]")."""
+
+    games_per_hour: float = DEFAULTS["games_per_hour"]
+    placement_games: int = DEFAULTS["placement_games"]
+    reference: tuple[str, ...] = tuple(DEFAULTS["reference"])
+    unrated_per_hour: int = DEFAULTS["unrated_per_hour"]
+    model: str = DEFAULTS["model"]
+    openings: str = DEFAULTS["openings"]
+    neighbours: int = DEFAULTS["neighbours"]
+    poll_s: float = DEFAULTS["poll_s"]
+    """How often the server's LadderRunner looks at what is due (seconds)."""
+    time_control: TimeControl | None = None
+    """The ladder games' clock (None: the course's)."""
+
+
+def read_settings(config: CourseConfig) -> LadderSettings:
+    """`[ladder]` of `config` (defaults where left out); CourseError naming the bad key."""
+    raw = config.sections.get("ladder", {})
+    if not isinstance(raw, dict):
+        raise config.error("ladder", f"must be a table ([ladder]), got {raw!r}")
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise config.error(f"ladder.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+
+    def number(key: str) -> float:
+        value = raw.get(key, DEFAULTS[key])
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or value <= 0:
+            raise config.error(f"ladder.{key}", f"must be a number more than 0, got {value!r}")
+        return float(value)
+
+    def whole(key: str, least: int) -> int:
+        value = raw.get(key, DEFAULTS[key])
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise config.error(f"ladder.{key}", f"must be a whole number >= {least}, got {value!r}")
+        return value
+
+    reference = raw.get("reference", DEFAULTS["reference"])
+    known = sorted(shipped_bots())
+    if not isinstance(reference, list) or not all(isinstance(r, str) for r in reference):
+        raise config.error("ladder.reference", f"must be a list of bot names, got {reference!r}")
+    for name in reference:
+        if name not in known:
+            raise config.error("ladder.reference",
+                               f"{name!r} is not a shipped bot (known: {', '.join(known)})")
+    if len(set(reference)) != len(reference):
+        raise config.error("ladder.reference", "names a bot twice")
+    model = raw.get("model", DEFAULTS["model"])
+    if model not in MODELS:
+        raise config.error("ladder.model", f"must be one of {', '.join(map(repr, MODELS))}, got {model!r}")
+    openings = raw.get("openings", DEFAULTS["openings"])
+    if not isinstance(openings, str):
+        raise config.error("ladder.openings", f"must be a string (random:N or a file), got {openings!r}")
+    try:
+        parse_openings(openings, rules.load(config.game, **config.params), config.directory)
+    except OpeningsError as exc:
+        raise config.error("ladder.openings", str(exc)) from None
+    clock = None
+    if "time" in raw:
+        try:
+            clock = dataclasses.replace(TimeControl.parse(str(raw["time"])), kind=config.time_control.kind,
+                                        wall_factor=config.time_control.wall_factor)
+        except ValueError as exc:
+            raise config.error("ladder.time", str(exc)) from None
+    return LadderSettings(games_per_hour=number("games_per_hour"),
+                          placement_games=whole("placement_games", 0),
+                          reference=tuple(reference), unrated_per_hour=whole("unrated_per_hour", 0),
+                          model=model, openings=openings, neighbours=whole("neighbours", 1),
+                          poll_s=number("poll_s"), time_control=clock)
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    """One line of the ladder's table. `student_id` is None for a reference bot (`reference` then
+    names it); `name` is the student's roster name or the reference bot's name; `bot` the name the
+    bot plays under ("s001-v3")."""
+
+    rank: int
+    name: str
+    student_id: str | None
+    reference: str | None
+    submission_id: int | None
+    bot: str
+    mu: float
+    sigma: float
+    ordinal: float
+    games: int
+    placed: bool
+    """Its placement games are played (reference bots: always)."""
+
+
+@dataclass(frozen=True)
+class LadderGame:
+    """A ladder game (a pair of games, both seats): its entrants' bot names, rated or asked for by
+    `requested_by`, its state (queued, scheduled, done, errored), and its played games' ids
+    (`Ladder.record_of` gives each one's record). `score` is bot `a`'s points of the pair (None
+    before it is done)."""
+
+    id: int
+    a: str
+    b: str
+    rated: bool
+    requested_by: str | None
+    created: str
+    state: str
+    detail: str
+    game_ids: tuple[str, ...]
+    score: float | None
+
+
+@dataclass
+class _Entrant:
+    key: str
+    name: str
+    student_id: str | None
+    submission_id: int | None
+    command: tuple[str, ...]
+    mu: float
+    sigma: float
+    games: int
+    created: datetime
+    recent: int = 0
+    """Rated games in the last hour (scheduled ones included)."""
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+
+class Ladder:
+    """The ladder of `course` (its tables in course.db; `[ladder]` read and checked)."""
+
+    def __init__(self, course: Course) -> None:
+        self.course = course
+        self.config = course.config
+        self.settings = read_settings(course.config)
+        self.model = MODELS[self.settings.model]()
+        self._game = rules.load(self.config.game, **self.config.params)
+        self._openings: Openings = parse_openings(self.settings.openings, self._game, self.config.directory)
+        self._lock = threading.Lock()
+        """due() and request() of one process take turns (the database makes them consistent too)."""
+        self.course.store.connection().executescript(SCHEMA)
+
+    # --- entrants ---
+    def _entrants(self, now: datetime) -> list[_Entrant]:
+        """The current entrants (reference bots, then every enabled student's active version),
+        their rows made on first sight at `now`."""
+        store = self.course.store
+        wanted: list[tuple[str, str, str | None, int | None, tuple[str, ...]]] = []
+        for name in self.settings.reference:
+            wanted.append((REFERENCE_PREFIX + name, name, None, None, resolve_command(name)))
+        for row in self.course.rows():
+            if row.active_id is None or row.disabled:
+                continue
+            sub = store.submission_row(row.active_id)
+            if sub is None or not sub["command"]:
+                continue
+            wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
+                           tuple(shlex.split(sub["command"]))))
+        prior = self.model.rating()
+        with store.write() as db:
+            db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, mu, "
+                           "sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in wanted])
+        rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+        since = iso(now - WINDOW)
+        recent: dict[str, int] = {}
+        for r in store.rows("SELECT a, b FROM ladder_games WHERE rated = 1 AND state IN "
+                            "('scheduled', 'done') AND created > ?", since):
+            recent[r["a"]] = recent.get(r["a"], 0) + 2
+            recent[r["b"]] = recent.get(r["b"], 0) + 2
+        return [_Entrant(k, n, s, i, command, rows[k]["mu"], rows[k]["sigma"], rows[k]["games"],
+                         datetime.fromisoformat(rows[k]["created"]), recent.get(k, 0))
+                for k, n, s, i, command in wanted]
+
+    def _scheduled_games(self) -> dict[str, int]:
+        """Rated games scheduled but not yet recorded, by entrant (they count toward placement)."""
+        out: dict[str, int] = {}
+        for r in self.course.store.rows("SELECT a, b FROM ladder_games "
+                                        "WHERE rated = 1 AND state = 'scheduled'"):
+            out[r["a"]] = out.get(r["a"], 0) + 2
+            out[r["b"]] = out.get(r["b"], 0) + 2
+        return out
+
+    # --- scheduling ---
+    def due(self, now: datetime | None = None, limit: int | None = None) -> list[MatchSpec]:
+        """The ladder games to play now (at most `limit` pairs): the unrated ones students asked
+        for, then placement games of new versions, then every entrant owed games against a rating
+        neighbour (fewest recent games first). Each is recorded as scheduled: not handed out again."""
+        now = now or utc_now()
+        with self._lock:
+            store = self.course.store
+            entrants = self._entrants(now)
+            by_key = {e.key: e for e in entrants}
+            chosen: list[int] = [r["id"] for r in store.rows(
+                "SELECT id FROM ladder_games WHERE state = 'queued' ORDER BY id")]
+            pairs: list[tuple[str, str]] = []
+            pending = self._scheduled_games()
+            references = [e for e in entrants if e.student_id is None]  # as listed: the weakest first
+            students = [e for e in entrants if e.student_id is not None]
+            hour = WINDOW.total_seconds()
+            # placement first: a new version plays the reference bots from the weakest up
+            for entrant in sorted(students, key=lambda e: (e.games, e.created, e.key)):
+                played = entrant.games + pending.get(entrant.key, 0)
+                while played < self.settings.placement_games and references:
+                    opponent = references[(played // 2) % len(references)]
+                    pairs.append((entrant.key, opponent.key))
+                    entrant.recent += 2
+                    opponent.recent += 2
+                    played += 2
+            # then each entrant owed games (by its share of the last hour), fewest recent games first
+            placed = [e for e in entrants if e.student_id is None
+                      or e.games + pending.get(e.key, 0) >= self.settings.placement_games]
+            while True:
+                owed = [e for e in placed if e.student_id is not None
+                        and e.recent < self.settings.games_per_hour
+                        * min(1.0, (now - e.created).total_seconds() / hour)]
+                if not owed or (limit is not None and len(chosen) + len(pairs) >= limit):
+                    break
+                entrant = min(owed, key=lambda e: (e.recent, e.key))
+                others = [e for e in placed if e.key != entrant.key]
+                if not others:
+                    break
+                near = sorted(others, key=lambda e: (abs(e.ordinal - entrant.ordinal), e.key))
+                opponent = min(near[:self.settings.neighbours], key=lambda e: (e.recent, near.index(e)))
+                pairs.append((entrant.key, opponent.key))
+                entrant.recent += 2
+                opponent.recent += 2
+            if limit is not None:
+                pairs = pairs[:max(0, limit - len(chosen))]
+                chosen = chosen[:limit]
+            with store.write() as db:
+                db.executemany("UPDATE ladder_games SET state = 'scheduled' WHERE id = ?",
+                               [(i,) for i in chosen])
+                for a, b in pairs:
+                    cursor = db.execute("INSERT INTO ladder_games (a, b, rated, created, state) "
+                                        "VALUES (?, ?, 1, ?, 'scheduled')", (a, b, iso(now)))
+                    chosen.append(int(cursor.lastrowid))  # type: ignore[arg-type]
+            return [self._spec(i, by_key) for i in chosen]
+
+    def _spec(self, ladder_id: int, by_key: dict[str, _Entrant]) -> MatchSpec:
+        row = self.course.store.rows("SELECT a, b FROM ladder_games WHERE id = ?", ladder_id)[0]
+        a, b = (self._entrant(row[k], by_key) for k in ("a", "b"))
+        return MatchSpec(
+            match_id=f"{MATCH_PREFIX}{ladder_id}", game=self.config.game,
+            bots=(BotSpec(a.name, a.command), BotSpec(b.name, b.command)),
+            time_control=self.settings.time_control or self.config.time_control, game_numbers=(0, 1),
+            params=dict(self.config.params), seed=ladder_id, limits=self.config.limits,
+            openings=(self._opening(ladder_id),))
+
+    def _entrant(self, key: str, by_key: dict[str, _Entrant]) -> _Entrant:
+        """An entrant by key; one no longer current (a version replaced since) from its row."""
+        if key in by_key:
+            return by_key[key]
+        row = self.course.store.rows("SELECT * FROM ladder_players WHERE key = ?", key)[0]
+        if row["student_id"] is None:
+            command = resolve_command(row["name"])
+        else:
+            sub = self.course.store.submission_row(row["submission_id"])
+            command = tuple(shlex.split(sub["command"])) if sub is not None and sub["command"] else ()
+        return _Entrant(key, row["name"], row["student_id"], row["submission_id"], command, row["mu"],
+                        row["sigma"], row["games"], datetime.fromisoformat(row["created"]))
+
+    def _opening(self, ladder_id: int) -> tuple[str, ...]:
+        """The pair's opening: the book's in turn, or `random:N` drawn from the ladder game's id."""
+        if self._openings.book:
+            return self._openings.book[ladder_id % len(self._openings.book)]
+        for attempt in range(100):
+            opening = random_opening(self._game, self._openings.plies, 0, ladder_id, attempt)
+            if opening is not None:
+                return opening
+        return ()
+
+    def abandon_scheduled(self) -> int:
+        """Mark every scheduled game that was never recorded (a server stopped while it waited or
+        played) errored, so the scheduler owes its entrants those games again; how many."""
+        with self.course.store.write() as db:
+            return db.execute("UPDATE ladder_games SET state = 'errored', detail = 'the server stopped "
+                              "before it was played', finished = ? WHERE state = 'scheduled'",
+                              (iso(utc_now()),)).rowcount
+
+    # --- results ---
+    def record(self, records: list[GameRecord], now: datetime | None = None) -> None:
+        """Take played ladder games (records of "ladder-<id>-g<n>"; others are ignored): each kept
+        for replays; a rated one updates both entrants' ratings and histories, unless aborted or a
+        double forfeit; a ladder game with both games in is done."""
+        now = now or utc_now()
+        store = self.course.store
+        with self._lock, store.write() as db:
+            touched: set[int] = set()
+            for record in records:
+                ladder_id = _ladder_id(record.game_id)
+                if ladder_id is None:
+                    continue
+                row = db.execute("SELECT * FROM ladder_games WHERE id = ?", (ladder_id,)).fetchone()
+                if row is None or row["state"] not in ("scheduled", "queued"):
+                    continue
+                if db.execute("SELECT 1 FROM ladder_records WHERE game_id = ?", (record.game_id,)).fetchone():
+                    continue  # a record given twice counts once
+                db.execute("INSERT INTO ladder_records (game_id, ladder_id, at, record) VALUES (?, ?, ?, ?)",
+                           (record.game_id, ladder_id, iso(now), record.to_json()))
+                touched.add(ladder_id)
+                if row["rated"] and not record.is_aborted() and not record.is_double_forfeit():
+                    self._rate(db, row["a"], row["b"], record, now)
+            for ladder_id in touched:
+                count = db.execute("SELECT COUNT(*) FROM ladder_records WHERE ladder_id = ?",
+                                   (ladder_id,)).fetchone()[0]
+                if count >= 2:
+                    db.execute("UPDATE ladder_games SET state = 'done', finished = ? WHERE id = ?",
+                               (iso(now), ladder_id))
+
+    def fail(self, match_id: str, detail: str, now: datetime | None = None) -> None:
+        """A ladder game that could not be played (a bot would not start...): errored, unrated."""
+        ladder_id = _ladder_id(f"{match_id}-g0")
+        if ladder_id is None:
+            return
+        with self.course.store.write() as db:
+            db.execute("UPDATE ladder_games SET state = 'errored', detail = ?, finished = ? WHERE id = ? "
+                       "AND state IN ('queued', 'scheduled')",
+                       (detail[:500], iso(now or utc_now()), ladder_id))
+
+    def _rate(self, db: Any, key_a: str, key_b: str, record: GameRecord, now: datetime) -> None:
+        rows = {r["key"]: r for r in db.execute("SELECT * FROM ladder_players WHERE key IN (?, ?)",
+                                                (key_a, key_b))}
+        names = {rows[k]["name"]: k for k in rows}
+        if set(record.players) != set(names):
+            log.warning("ladder game %s: players %s are not %s", record.game_id, record.players, list(names))
+            return
+        keys = [names[p] for p in record.players]  # by seat
+        seat = record.winner_seat()
+        ranks = [0, 0] if seat is None else [0 if s == seat else 1 for s in (0, 1)]
+        teams = [[self.model.rating(mu=rows[k]["mu"], sigma=rows[k]["sigma"])] for k in keys]
+        rated = self.model.rate(teams, ranks=ranks)
+        for key, [rating] in zip(keys, rated, strict=True):
+            db.execute("UPDATE ladder_players SET mu = ?, sigma = ?, games = games + 1 WHERE key = ?",
+                       (rating.mu, rating.sigma, key))
+            db.execute("INSERT INTO ladder_history (key, at, game_id, mu, sigma) VALUES (?, ?, ?, ?, ?)",
+                       (key, iso(now), record.game_id, rating.mu, rating.sigma))
+
+    # --- what students and staff see ---
+    def table(self, now: datetime | None = None) -> list[LadderRow]:
+        """The current entrants, best first: by ordinal (mu - 3 sigma), then mu, then name."""
+        entrants = self._entrants(now or utc_now())
+        names = {s.id: s.name for s in self.course.students()}
+        ordered = sorted(entrants, key=lambda e: (-e.ordinal, -e.mu, e.name))
+        return [LadderRow(rank=n, name=names.get(e.student_id, e.name) if e.student_id else e.name,
+                          student_id=e.student_id, reference=None if e.student_id else e.name,
+                          submission_id=e.submission_id, bot=e.name, mu=e.mu, sigma=e.sigma,
+                          ordinal=e.ordinal, games=e.games,
+                          placed=e.student_id is None or e.games >= self.settings.placement_games)
+                for n, e in enumerate(ordered, 1)]
+
+    def history(self, student_id: str) -> list[tuple[str, float, float, float]]:
+        """(time ISO 8601 UTC, mu, sigma, ordinal) after each rated game of any of the student's
+        versions (a reference bot's with "ref:NAME"), oldest first."""
+        if student_id.startswith(REFERENCE_PREFIX):
+            rows = self.course.store.rows("SELECT at, mu, sigma FROM ladder_history WHERE key = ? "
+                                          "ORDER BY id", student_id)
+        else:
+            rows = self.course.store.rows(
+                "SELECT h.at, h.mu, h.sigma FROM ladder_history h JOIN ladder_players p ON p.key = h.key "
+                "WHERE p.student_id = ? ORDER BY h.id", student_id)
+        return [(r["at"], r["mu"], r["sigma"], r["mu"] - 3 * r["sigma"]) for r in rows]
+
+    def request(self, student_id: str, opponent: str, now: datetime | None = None) -> int:
+        """Ask for an unrated game of the student's active bot against `opponent` (a reference bot's
+        name or a classmate's student id); its ladder game id (the runner plays it first). Refused
+        without an active bot on either side, or past `unrated_per_hour` in the last hour."""
+        now = now or utc_now()
+        with self._lock:
+            entrants = {e.key: e for e in self._entrants(now)}
+            mine = next((e for e in entrants.values() if e.student_id == student_id), None)
+            if mine is None:
+                raise Refused("you have no active bot on the ladder: upload one that qualifies first")
+            if opponent in self.settings.reference:
+                theirs = entrants[REFERENCE_PREFIX + opponent]
+            else:
+                theirs = next((e for e in entrants.values() if e.student_id == opponent), None)
+                if theirs is None:
+                    known = ", ".join(self.settings.reference)
+                    raise Refused(f"no opponent {opponent!r} on the ladder (a reference bot: {known}; or a "
+                                  "classmate with an active bot)")
+            if theirs.key == mine.key:
+                raise Refused("your bot cannot play itself on the ladder")
+            limit = self.settings.unrated_per_hour
+            with self.course.store.write() as db:
+                asked = db.execute("SELECT created FROM ladder_games WHERE requested_by = ? AND created > ? "
+                                   "ORDER BY created", (student_id, iso(now - WINDOW))).fetchall()
+                if len(asked) >= limit:
+                    wait = datetime.fromisoformat(asked[0]["created"]) + WINDOW - now if asked else WINDOW
+                    minutes = max(1, math.ceil(wait.total_seconds() / 60))
+                    raise Refused(f"at most {limit} unrated game{'s' if limit != 1 else ''} an hour: "
+                                  f"try again in {minutes} min")
+                cursor = db.execute("INSERT INTO ladder_games (a, b, rated, requested_by, created, state) "
+                                    "VALUES (?, ?, 0, ?, ?, 'queued')",
+                                    (mine.key, theirs.key, student_id, iso(now)))
+                return int(cursor.lastrowid)  # type: ignore[arg-type]
+
+    def games(self, student_id: str | None = None) -> list[LadderGame]:
+        """The ladder games of any of the student's versions (everyone's with None), newest first."""
+        store = self.course.store
+        sql = ("SELECT g.*, pa.name AS an, pb.name AS bn FROM ladder_games g "
+               "JOIN ladder_players pa ON pa.key = g.a JOIN ladder_players pb ON pb.key = g.b")
+        if student_id is None:
+            rows = store.rows(sql + " ORDER BY g.id DESC")
+        else:
+            rows = store.rows(sql + " WHERE pa.student_id = ? OR pb.student_id = ? OR g.requested_by = ? "
+                              "ORDER BY g.id DESC", student_id, student_id, student_id)
+        out = []
+        for r in rows:
+            records = [GameRecord.from_json(t[0]) for t in store.rows(
+                "SELECT record FROM ladder_records WHERE ladder_id = ? ORDER BY game_id", r["id"])]
+            score = None
+            if r["state"] == "done":
+                score = sum(_points(rec, r["an"]) for rec in records)
+            out.append(LadderGame(r["id"], r["an"], r["bn"], bool(r["rated"]), r["requested_by"],
+                                  r["created"], r["state"], r["detail"],
+                                  tuple(rec.game_id for rec in records), score))
+        return out
+
+    def record_of(self, game_id: str) -> GameRecord | None:
+        """A played ladder game's record (for its replay)."""
+        found = self.course.store.rows("SELECT record FROM ladder_records WHERE game_id = ?", game_id)
+        return GameRecord.from_json(found[0][0]) if found else None
+
+
+def _ladder_id(game_id: str) -> int | None:
+    """The ladder game id of "ladder-<id>-g<n>" (None for another game)."""
+    if not game_id.startswith(MATCH_PREFIX):
+        return None
+    head = game_id[len(MATCH_PREFIX):].rsplit("-g", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def _points(record: GameRecord, name: str) -> float:
+    if record.is_aborted():
+        return 0.0
+    seat = record.winner_seat()
+    if seat is None:
+        return 0.5
+    return 1.0 if record.players[seat] == name else 0.0
+
+
+PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
+
+
+class LadderRunner:
+    """The server's thread that plays the ladder: every `interval_s` (default `[ladder] poll_s`) it
+    asks `Ladder.due` for what is due and plays it one ladder game at a time through `play`
+    (arena.course.jobs.play_games), recording each. A game that cannot be played is marked errored;
+    nothing a bot does stops it. On `start()` games a stopped server left scheduled are given up
+    (their entrants are owed them again)."""
+
+    def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
+                 clock: Callable[[], datetime] = utc_now) -> None:
+        from arena.course.jobs import play_games
+
+        self.course = course
+        self.ladder = Ladder(course)
+        self.interval_s = interval_s if interval_s is not None else self.ladder.settings.poll_s
+        self.play = play or play_games
+        self.clock = clock
+        self._stopping = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.played = 0
+        """Ladder games (pairs) this runner played."""
+
+    def start(self) -> None:
+        self.ladder.abandon_scheduled()
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._loop, name="course-ladder", daemon=True)
+        self._thread.start()
+
+    def wake(self) -> None:
+        """Look at what is due now (a student asked for a game)."""
+        self._wake.set()
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Stop after the ladder game being played (up to `timeout_s`)."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def run_once(self) -> int:
+        """Play what is due now; how many ladder games were played."""
+        played = 0
+        for spec in self.ladder.due(self.clock()):
+            if self._stopping.is_set():
+                break
+            try:
+                records = self.play([spec])
+            except Exception as exc:  # a bot that cannot start, a sandbox refused: that game only
+                log.warning("ladder %s: %s", spec.match_id, exc)
+                self.ladder.fail(spec.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0])
+                continue
+            self.ladder.record(records, self.clock())
+            if len(records) < len(spec.game_numbers):
+                self.ladder.fail(spec.match_id, "not every game of the pair was played")
+            played += 1
+        self.played += played
+        return played
+
+    def _loop(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self.run_once()
+                except Exception:  # a bug of ours: logged, the ladder goes on
+                    log.exception("ladder")
+                self._wake.wait(self.interval_s)
+                self._wake.clear()
+        finally:
+            self.course.store.close()
+
+
+def describe(row: LadderRow) -> str:
+    """A table row's rating as people read it: "ordinal 12.3 (mu 27.1 ± 4.9)"."""
+    return f"ordinal {row.ordinal:.1f} (mu {row.mu:.1f} ± {row.sigma:.1f})"
+
+
+def to_json(rows: list[LadderRow]) -> str:
+    """The table as JSON (for pages and scripts)."""
+    return json.dumps([dataclasses.asdict(r) for r in rows])
