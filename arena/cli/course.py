@@ -39,6 +39,13 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
                                             "status")
     status.add_argument("directory", metavar="DIR", help="the course's directory")
     status.set_defaults(func=cmd_status)
+    phases = csub.add_parser("phases", help="print who passed each phase of [[phases]], with the evidence "
+                                            "(plays the score games and move-generation checks not run yet)")
+    phases.add_argument("directory", metavar="DIR", help="the course's directory")
+    phases.add_argument("--unsafe-no-sandbox", action="store_true",
+                        help="run students' bots unsandboxed where bubblewrap cannot isolate them (trusted "
+                             "code only)")
+    phases.set_defaults(func=cmd_phases)
     add_server_parsers(csub)
     add_ladder_parsers(csub)
     return csub
@@ -77,6 +84,30 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     pending = course.store.pending()
     print(f"{len(rows)} students, {sum(r.versions for r in rows)} submissions, {pending} to build or test")
+    return EXIT_OK
+
+
+@_server_guard
+def cmd_phases(args: argparse.Namespace) -> int:
+    """arena course phases DIR"""
+    from arena.course import phases
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
+    season = phases.season(course.config)
+    if not season.phases:
+        print(f"{course.config.path}: no [[phases]] (docs/course.md, \"Phases\")")
+        return EXIT_OK
+    results = phases.phase_results(course)
+    for phase in season.phases:
+        mine = [r for r in results if r.phase == phase.name]
+        passed = [r for r in mine if r.passed]
+        state = " (so far)" if any(r.provisional for r in mine) else ""
+        print(f"{phase.name}: deadline {phase.deadline.isoformat()}; needs {phase.requirements()}")
+        names = ", ".join(r.student_id for r in passed) or "-"
+        print(f"  passed{state}: {len(passed)} of {len(mine)}: {names}")
+        for r in mine:
+            print(f"  {'PASS' if r.passed else 'FAIL'}  {r.student_id}  {r.evidence}")
     return EXIT_OK
 
 

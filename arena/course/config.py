@@ -292,6 +292,30 @@ memory_mb = 2048               # memory of all of its processes together
 
 [limits]                       # the bots' limits in qualification games (docs/limits.md); always sandboxed
 memory_mb = 2048
+
+# --- phases (docs/course.md, "Phases"): each judged on the student's latest qualified version
+# uploaded before its deadline; after the last deadline (plus a student's extension) uploads freeze.
+# [[phases]]
+# name = "formulation and interface"
+# deadline = 2026-12-03T23:59:00+01:00
+# report = true                # a PDF or Markdown report uploaded with the code
+# report_max_mb = 10
+# requires = {{ qualified = true }}
+#
+# [[phases]]
+# name = "move generation"
+# deadline = 2026-12-17T23:59:00+01:00
+# report = true
+# requires = {{ legal = {{ positions = 50 }} }}   # the bot answers the `legal` request (docs/PROTOCOL.md)
+#
+# [[phases]]
+# name = "search"
+# deadline = 2027-01-10T23:59:00+01:00
+# report = true
+# requires = {{ score = {{ against = "greedy", at_least = 0.7, games = 10 }} }}
+#
+# [extensions]                 # student id = more time for every deadline: "48h", "2d", "90m"
+# s001 = "48h"
 """
 
 ROSTER_TEMPLATE = """\

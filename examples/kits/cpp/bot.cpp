@@ -1,11 +1,15 @@
 // A bot for the arena, protocol v1 (docs/PROTOCOL.md): ZeroMQ (cppzmq) + msgpack-c.
-// Plays the first legal move; your search goes in choose().
+// Plays the first legal move; your search goes in choose(). It also answers the referee's optional
+// `legal` request (docs/PROTOCOL.md, "Move generation") from its own move generator, legal_moves()
+// (Domineering's here; write your game's); run with --no-legal it does not (it ignores the request).
 #ifndef MSGPACK_NO_BOOST
 #define MSGPACK_NO_BOOST  // msgpack-c would otherwise need Boost headers
 #endif
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,11 +32,43 @@ static std::string choose(const Game& game, const msgpack::object& state, const 
     return legal.front();
 }
 
+// Your move generator: the legal moves of `position` (the game's wire format, docs/games.md), in
+// the game's canonical notation. Domineering's is written out; for another game write yours (until
+// then the bot answers the `legal` request with an error). Throws std::runtime_error for a position
+// it cannot read.
+static std::vector<std::string> legal_moves(const msgpack::object& position) {
+    std::map<std::string, msgpack::object> wire;
+    position.convert(wire);
+    const std::string game = wire.at("game").as<std::string>();
+    if (game != "domineering") throw std::runtime_error("this bot has no move generator for " + game);
+    std::map<std::string, msgpack::object> params;
+    wire.at("params").convert(params);
+    const auto board = wire.at("board").as<std::vector<std::string>>();  // board[0] is row 1
+    const int seat = wire.at("seat").as<int>();
+    const bool vertical = (seat == 0) == (params.at("first").as<std::string>() == "vertical");
+    const int rows = static_cast<int>(board.size());
+    std::vector<std::string> moves;
+    for (int r = 0; r < rows; ++r) {
+        const int cols = static_cast<int>(board[r].size());
+        for (int c = 0; c < cols; ++c) {
+            if (board[r][c] != '.') continue;
+            const bool room = vertical ? r + 1 < rows && board[r + 1][c] == '.'
+                                       : c + 1 < cols && board[r][c + 1] == '.';
+            if (room) moves.push_back(std::to_string(r + 1) + static_cast<char>('A' + c));
+        }
+    }
+    return moves;
+}
+
 static void send(zmq::socket_t& socket, const msgpack::sbuffer& buffer) {
     socket.send(zmq::buffer(buffer.data(), buffer.size()), zmq::send_flags::none);
 }
 
-int main() {
+int main(int argc, char** argv) {
+    bool answer_legal = true;  // --no-legal: a bot without the move-generation extension
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--no-legal") == 0) answer_legal = false;
+    }
     const char* endpoint = std::getenv("ARENA_ENDPOINT");
     const char* token = std::getenv("ARENA_TOKEN");
     if (!endpoint || !token) {
@@ -68,6 +104,22 @@ int main() {
             game.seat = message["seat"].as<int>();
             message["params"].convert(game.params);
             game_handle = std::move(handle);
+            continue;
+        }
+        if (type == "legal") {
+            if (!answer_legal) continue;
+            msgpack::sbuffer out;
+            msgpack::packer<msgpack::sbuffer> reply(out);
+            reply.pack_map(3);
+            reply.pack("type"); reply.pack("legal_moves");
+            reply.pack("request"); reply.pack(message["request"].as<long>());
+            try {
+                const std::vector<std::string> moves = legal_moves(message["position"]);
+                reply.pack("moves"); reply.pack(moves);
+            } catch (const std::exception& error) {
+                reply.pack("error"); reply.pack(std::string(error.what()));
+            }
+            send(socket, out);
             continue;
         }
         if (type != "turn") continue;  // game_over: nothing to do here
