@@ -35,6 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
+from arena.course import phases
 from arena.course.accounts import Account, AccountError, Accounts, session_secret
 from arena.course.archives import Refused
 from arena.course.season_pages import SeasonPages
@@ -279,9 +280,8 @@ class CourseApp:
         data = await upload.read(limit + 1)
         name = Path(upload.filename.replace("\\", "/")).name
         report = await read_report(form, report_max_bytes(self.course))
-        if report is None:  # the course's submit takes a report only where phases want one
-            return await run_in_threadpool(self.course.submit, account.id, name, data, protocol)
-        return await run_in_threadpool(lambda: self.course.submit(account.id, name, data, protocol, report=report))
+        return await run_in_threadpool(lambda: self.course.submit(account.id, name, data, protocol,
+                                                                  report=report))
 
     # --- one submission ---
     async def submission_view(self, request: Request) -> Response:
@@ -498,19 +498,13 @@ def json_for_script(value: Any) -> str:
 
 def report_phases(course: Course) -> list[str]:
     """The names of the phases that take a report (course.toml's [[phases]] with report = true)."""
-    phases = course.config.sections.get("phases", [])
-    if not isinstance(phases, list):
-        return []
-    return [str(p.get("name", "")) for p in phases if isinstance(p, dict) and p.get("report")]
+    return [p.name for p in phases.season(course.config).phases if p.report]
 
 
 def report_max_bytes(course: Course) -> int:
-    """The largest report an upload may carry (0 where no phase asks for one)."""
-    if not report_phases(course):
-        return 0
-    from arena.course.phases import report_limit_bytes
-
-    return report_limit_bytes(course.config)
+    """The largest report an upload may carry (0 where no phase asks for one); the course's
+    submit checks it against the current phase's own limit."""
+    return max((p.report_max_bytes for p in phases.season(course.config).phases if p.report), default=0)
 
 
 async def read_report(form: FormData, limit: int) -> tuple[str, bytes] | None:
