@@ -2,7 +2,8 @@
 arena.course's). `init DIR --game GAME` writes the templates; `status DIR` prints every student's
 submissions, active version and last status; `serve DIR` runs the server; `invite DIR`, `staff add
 DIR NAME` and `token DIR ID` make sign-in links and API tokens; `submit URL FILE` is the students'
-upload from the terminal."""
+upload from the terminal; `final DIR --start|--publish|--status` plays, publishes or shows the
+final tournament, `grades DIR` writes grades.csv."""
 from __future__ import annotations
 
 import argparse
@@ -15,9 +16,13 @@ from arena.course.accounts import AccountError
 from arena.course.archives import Refused
 from arena.course.client import SubmitError
 from arena.course.config import CourseError
+from arena.course.final import FinalError
 from arena.course.server import ServeError
+from arena.tournament.config import TournamentError
 
 _guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
+_final_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, FinalError,
+                                     TournamentError, SandboxUnavailable))
 _server_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, BadInput, AccountError,
                                        ServeError, SubmitError, SandboxUnavailable))
 
@@ -46,6 +51,7 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
                         help="run students' bots unsandboxed where bubblewrap cannot isolate them (trusted "
                              "code only)")
     phases.set_defaults(func=cmd_phases)
+    add_final_parsers(csub)
     add_server_parsers(csub)
     add_ladder_parsers(csub)
     return csub
@@ -311,4 +317,56 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     pairs = similarity.similar_pairs(course, threshold)
     names = {s.id: s.name for s in course.students()}
     print(similarity.format_pairs(pairs, names), end="")
+def add_final_parsers(csub: argparse._SubParsersAction) -> None:
+    """Register `arena course final` and `arena course grades`."""
+    final = csub.add_parser("final", help="the final tournament: play it (--start), show where it stands "
+                                          "(--status) or publish its results (--publish)")
+    final.add_argument("directory", metavar="DIR", help="the course's directory")
+    what = final.add_mutually_exclusive_group(required=True)
+    what.add_argument("--start", action="store_true",
+                      help="play the final here until every game is played (resumes an interrupted one; "
+                           "the server starts it by itself once the last deadline has passed)")
+    what.add_argument("--rerun", action="store_true", help="play the final again from the start (a new run)")
+    what.add_argument("--status", action="store_true", help="print its state and standings")
+    what.add_argument("--publish", action="store_true",
+                      help="publish the finished final: its standings and website (DIR/final/site/)")
+    final.add_argument("--concurrency", type=_positive, default=None, metavar="N",
+                       help="games played at a time (default: [final] concurrency, else 1)")
+    final.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="run the bots without the sandbox where bubblewrap cannot isolate them "
+                            "(trusted code only)")
+    final.set_defaults(func=cmd_final)
+    grades = csub.add_parser("grades", help="write DIR/grades.csv: each student's final rank, points, bonus, "
+                                            "time forfeits, penalty and phases passed ([grading])")
+    grades.add_argument("directory", metavar="DIR", help="the course's directory")
+    grades.set_defaults(func=cmd_grades)
+
+
+@_final_guard
+def cmd_final(args: argparse.Namespace) -> int:
+    """arena course final DIR --start | --rerun | --status | --publish"""
+    import sys
+
+    from arena.course import final
+    from arena.course.service import Course
+
+    course = Course(Path(args.directory), sandbox="auto" if args.unsafe_no_sandbox else "on")
+    if args.start or args.rerun:
+        status = final.run_final(course, rerun=args.rerun, concurrency=args.concurrency, progress=sys.stderr)
+    elif args.publish:
+        status = final.publish_final(course)
+    else:
+        status = final.final_status(course)
+    print(final.status_text(status))
+    return EXIT_OK
+
+
+@_final_guard
+def cmd_grades(args: argparse.Namespace) -> int:
+    """arena course grades DIR"""
+    from arena.course import grades
+    from arena.course.service import Course
+
+    path = grades.write_csv(Course(Path(args.directory)))
+    print(f"wrote {path}")
     return EXIT_OK

@@ -316,6 +316,21 @@ memory_mb = 2048
 #
 # [extensions]                 # student id = more time for every deadline: "48h", "2d", "90m"
 # s001 = "48h"
+
+# --- the final and the grades (docs/course.md, "The final, grades and pseudonyms") ---
+# [final]                      # played once the last deadline (plus the longest extension) has passed
+# format = "round-robin"       # "round-robin", "swiss" (with rounds = N) or "gauntlet"
+# games = 2                    # games a pairing (even)
+# time = 0.5                   # its clock (default: the course's time)
+# opponents = ["greedy"]       # shipped bots added to the field (a gauntlet's field)
+#
+# [grading]                    # arena course grades DIR writes grades.csv
+# bonus = [5, 3, 2]            # extra points for the final's 1st, 2nd, 3rd place
+# timeout_penalty = 2          # points taken for losing on time in the final
+# penalty_per = "game"         # "game": per game lost on time; "student": once, if any
+#
+# [privacy]
+# pseudonyms = true            # public standings show pseudonyms; staff and the student itself see names
 """
 
 ROSTER_TEMPLATE = """\

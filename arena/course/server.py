@@ -8,21 +8,84 @@ Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladde
 (arena/course/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and
 finishes the ones under way, then the ladder and the workers finish their games and jobs (a job
 cut short by a harder kill is resumed on the next start: jobs.Workers).
+
+The season clock (`SeasonClock`) is a thread of the server that starts the final tournament
+(arena.course.final) once the last deadline plus the longest extension has passed, and resumes a
+final a stopped server left unfinished.
 """
 from __future__ import annotations
 
+import logging
 import signal
 import socket
 import sys
+import threading
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from arena.cell import sandbox
+
+if TYPE_CHECKING:
+    from arena.course.service import Course
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 STOP_WAIT_S = 60.0
 """How long a stop waits for the workers' running jobs before leaving them to the next start."""
+
+
+SEASON_TICK_S = 5.0
+"""How often the season clock looks whether the final is due."""
+
+
+class SeasonClock:
+    """A thread that starts (or resumes) the final when `arena.course.final.due` says so, looking
+    every `tick_s` seconds; `stop()` ends the thread (a final it started plays on in its own thread
+    until the process ends, then resumes at the next start)."""
+
+    def __init__(self, course: Course, tick_s: float = SEASON_TICK_S) -> None:
+        self.course = course
+        self.tick_s = tick_s
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._told: str | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="season-clock", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(self.tick_s + 1)
+
+    def tick(self) -> None:
+        """Start the final if it is due; a reason it cannot start is logged once."""
+        from arena.course import final
+
+        if not final.due(self.course):
+            return
+        try:
+            final.start_final(self.course)
+            self._told = None
+        except (ValueError, OSError) as exc:  # FinalError, a tournament file or store that refuses
+            if str(exc) != self._told:
+                log.warning("the final cannot start: %s", exc)
+                print(f"arena course serve: the final cannot start: {exc}", file=sys.stderr, flush=True)
+                self._told = str(exc)
+
+    def _loop(self) -> None:
+        try:
+            while not self._stopping.is_set():
+                try:
+                    self.tick()
+                except Exception:  # the clock keeps ticking whatever one look ran into
+                    log.exception("season clock")
+                self._stopping.wait(self.tick_s)
+        finally:
+            self.course.store.close()
 
 
 class _Stopped(Exception):
@@ -96,6 +159,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     workers.start()
     if ladder is not None:
         ladder.start()
+    season = SeasonClock(course)
+    season.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
     print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
           f"{len(course.students())} students, {workers_text}; Ctrl-C stops)", file=out, flush=True)
@@ -108,6 +173,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         signal.signal(signal.SIGTERM, previous)
         if ladder is not None:
             ladder.stop(STOP_WAIT_S)
+        season.stop()
         workers.stop(STOP_WAIT_S)
         sock.close()
     print("arena course serve: stopped", file=out, flush=True)

@@ -1,0 +1,516 @@
+"""The course's final tournament (`[final]` in course.toml, issue 25).
+
+Once every student's deadline has passed (the course deadline plus the longest `[extensions]`
+entry), the final is played over each student's bot that qualified before that student's own
+deadline: its chosen active version if that one qualifies, else its latest. The final is an
+ordinary tournament: `final_tournament(course)` writes it as a tournament file,
+`DIR/final/final-N.toml`, and plays it with the runner of `arena tournament run`
+(arena.tournament.runner.run) into `DIR/final/final-N/` (results.sqlite, resumed game by game after
+any stop, kill -9 included); `arena standings DIR/final/final-N` prints its standings.
+`publish_final` writes the standings files and the website (arena.site) to `DIR/final/site/`:
+the results are final only then.
+
+The entrants are frozen when a run starts (table `final_entrants`), so a resumed run plays the
+same bots; `start_final(course, rerun=True)` starts run N+1 from nothing. With `[privacy]
+pseudonyms = true` the bots are named by their pseudonyms (arena.course.privacy), so the public
+site names no one. Runs are kept in `final_runs` (started, finished, published).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import shlex
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from arena.course.store import iso, utc_now
+from arena.tournament import config as tconfig
+
+if TYPE_CHECKING:  # the runner and the standings (pandas) are imported when a final is played or shown
+    from arena.course.config import CourseConfig
+    from arena.course.service import Course
+    from arena.tournament import standings as st
+
+log = logging.getLogger(__name__)
+
+FINAL_DIR = "final"
+SITE_DIR = "site"
+FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss",
+           "gauntlet": "gauntlet"}
+"""`[final] format` as written (a tournament file's names, or "round-robin") -> the runner's."""
+KEYS = {"format", "games", "time", "clock", "rounds", "opponents", "seed", "concurrency"}
+DEFAULT_GAMES = 2
+NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS final_runs (run INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
+    published TEXT);
+CREATE TABLE IF NOT EXISTS final_entrants (run INTEGER NOT NULL REFERENCES final_runs(run),
+    student_id TEXT NOT NULL, submission_id INTEGER NOT NULL, bot TEXT NOT NULL, command TEXT NOT NULL,
+    PRIMARY KEY (run, student_id));
+"""
+
+
+class FinalError(ValueError):
+    """The final cannot be started, resumed or published: one line saying why."""
+
+
+# --- [final] and the deadlines ---
+
+@dataclass(frozen=True)
+class FinalSettings:
+    """`[final]` of course.toml, checked. `time` None: the course's clock; `opponents`: shipped
+    reference bots added to the field (a gauntlet's field: the students are its challengers)."""
+
+    format: str = "round_robin"
+    games: int = DEFAULT_GAMES
+    time: str | None = None
+    clock: str | None = None
+    rounds: int = 0
+    opponents: tuple[str, ...] = ()
+    seed: int = 1
+    concurrency: int = 1
+
+
+def settings(config: CourseConfig) -> FinalSettings:
+    """The `[final]` section (defaults without one); CourseError names the bad key."""
+    raw = config.sections.get("final", {})
+    if not isinstance(raw, dict):
+        raise config.error("final", f"must be a table ([final]), got {raw!r}")
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise config.error(f"final.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+    fmt = raw.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise config.error("final.format", f'must be "round-robin", "swiss" or "gauntlet", got {fmt!r}')
+    fmt = FORMATS[fmt]
+
+    def whole(key: str, default: int, low: int) -> int:
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise config.error(f"final.{key}", f"must be a whole number >= {low}, got {value!r}")
+        return value
+
+    games = whole("games", DEFAULT_GAMES, 2)
+    if games % 2:
+        raise config.error("final.games", f"must be even so that seats swap evenly, got {games}")
+    rounds = whole("rounds", 0, 0)
+    if fmt == "swiss" and rounds < 1:
+        raise config.error("final.rounds", "a Swiss final needs its number of rounds, e.g. rounds = 5")
+    if fmt != "swiss" and "rounds" in raw:
+        raise config.error("final.rounds", 'only for format = "swiss"')
+    time = raw.get("time")
+    if time is not None:
+        if isinstance(time, bool) or not isinstance(time, (str, int, float)):
+            raise config.error("final.time", f'seconds a move (0.5) or "BASE+INC", got {time!r}')
+        time = str(time)
+    clock = raw.get("clock")
+    if clock is not None and clock not in ("wall", "cpu"):
+        raise config.error("final.clock", f'must be "wall" or "cpu", got {clock!r}')
+    opponents = raw.get("opponents", [])
+    if not isinstance(opponents, list) or not all(isinstance(o, str) and o for o in opponents):
+        raise config.error("final.opponents", f'a list of shipped bots, e.g. ["greedy"], got {opponents!r}')
+    if fmt == "gauntlet" and not opponents:
+        raise config.error("final.opponents", "a gauntlet final needs the bots the students challenge, "
+                                              'e.g. opponents = ["greedy", "alphabeta"]')
+    return FinalSettings(format=fmt, games=games, time=time, clock=clock, rounds=rounds,
+                         opponents=tuple(opponents), seed=whole("seed", 1, 0),
+                         concurrency=whole("concurrency", 1, 1))
+
+
+DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s)\s*$")
+_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def extensions(config: CourseConfig) -> dict[str, timedelta]:
+    """`[extensions]`: student id -> its extension ("48h", "2d", "90m", "30s")."""
+    raw = config.sections.get("extensions", {})
+    if not isinstance(raw, dict):
+        raise config.error("extensions", f'must be a table (id = "48h"), got {raw!r}')
+    found = {}
+    for sid, text in raw.items():
+        match = DURATION_RE.match(text) if isinstance(text, str) else None
+        if match is None:
+            raise config.error(f"extensions.{sid}", f'a duration such as "48h", "2d" or "90m", got {text!r}')
+        found[sid] = timedelta(seconds=float(match[1]) * _UNITS[match[2]])
+    return found
+
+
+def _last_deadline(config: CourseConfig) -> datetime | None:
+    """The course's last deadline: `deadline`, or the last `[[phases]]` deadline when later."""
+    moments = [config.deadline] if config.deadline is not None else []
+    phases = config.sections.get("phases", [])
+    for phase in phases if isinstance(phases, list) else []:
+        value = phase.get("deadline") if isinstance(phase, dict) else None
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value)
+            except ValueError:
+                value = None
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            moments.append(value)
+    return max(moments) if moments else None
+
+
+def check(config: CourseConfig) -> FinalSettings:
+    """Read `[final]`, `[extensions]`, `[privacy]` and `[grading]` (what a final and its grades
+    depend on) before anything is played; CourseError names the first bad key. The `[final]`
+    settings."""
+    from arena.course import grades
+    from arena.course.privacy import pseudonyms_on
+
+    found = settings(config)
+    extensions(config)
+    pseudonyms_on(config)
+    grades.settings(config)
+    return found
+
+
+def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
+    """The student's own last deadline (the course's plus its extension); None: no deadline.
+    arena.course.phases.deadline_for where that module is present (it owns the rule)."""
+    try:
+        from arena.course.phases import deadline_for as phases_deadline_for  # type: ignore[attr-defined]
+    except ImportError:
+        last = _last_deadline(config)
+        return None if last is None else last + extensions(config).get(student_id, timedelta())
+    return phases_deadline_for(config, student_id)
+
+
+def final_deadline(config: CourseConfig) -> datetime | None:
+    """When the final starts by itself: the last deadline plus the longest extension (None: never)."""
+    last = _last_deadline(config)
+    if last is None:
+        return None
+    return last + max(extensions(config).values(), default=timedelta())
+
+
+# --- the entrants and the tournament ---
+
+@dataclass(frozen=True)
+class Entrant:
+    """A student's bot in the final: its submission, its bot name there, the argv that runs it."""
+
+    student_id: str
+    submission_id: int
+    bot: str
+    command: tuple[str, ...]
+
+
+def entrants(course: Course) -> list[Entrant]:
+    """Each enabled student's bot for the final: of its submissions uploaded before its own
+    deadline and qualified, the chosen active one, else the latest. Students without one are left
+    out. Bot names are the students' display names for the public (pseudonyms when on)."""
+    from arena.course.privacy import public_name
+
+    check(course.config)
+    found = []
+    for student in course.store.student_rows():
+        if student["disabled"]:
+            continue
+        deadline = deadline_for(course.config, student["id"])
+        usable = [r for r in course.store.submission_rows(student["id"])
+                  if r["status"] == "qualified" and r["command"]
+                  and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)]
+        if not usable:
+            continue
+        chosen = next((r for r in usable if r["id"] == student["chosen_id"]), usable[0])
+        found.append(Entrant(student["id"], chosen["id"], public_name(course, student["id"]),
+                             tuple(shlex.split(chosen["command"]))))
+    return found
+
+
+def _limits_table(course: Course) -> dict[str, Any]:
+    """The course's bot limits as a tournament file's [limits] table."""
+    table: dict[str, Any] = {}
+    for f in dataclasses.fields(course.config.limits):
+        value = getattr(course.config.limits, f.name)
+        if f.name == "hide" or value is None and f.name == "suspend":
+            continue
+        table[f.name] = 0 if value is None else list(value) if isinstance(value, tuple) else value
+    return table
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value)
+
+
+def _tournament_text(course: Course, run: int, bots: list[tuple[str, tuple[str, ...]]]) -> str:
+    """The tournament file of run `run` over `bots` (name, argv), reference opponents last."""
+    cfg, final = course.config, settings(course.config)
+    data: dict[str, Any] = {
+        "name": f"final-{run}", "game": cfg.game, "title": f"{cfg.title or 'The course'}: the final",
+        "time": final.time or str(cfg.time_control), "clock": final.clock or cfg.time_control.kind,
+        "games_per_pairing": final.games, "seed": final.seed, "games_per_task": 2,
+        "format": final.format,
+    }
+    if data["clock"] == "cpu":
+        data["wall_factor"] = cfg.time_control.wall_factor
+    if final.format == "swiss":
+        data["rounds"] = final.rounds
+    if final.format == "gauntlet":
+        data["challengers"] = [name for name, _ in bots]
+    lines = [f"# The course's final, run {run} (written by arena.course.final; replayed as is on resume).",
+             *(f"{k} = {_toml(v)}" for k, v in data.items()),
+             f"params = {_toml(cfg.params)}", f"limits = {_toml(_limits_table(course))}",
+             "site = {show_commands = false}"]
+    for name, argv in [*bots, *((o, (o,)) for o in final.opponents)]:
+        command: Any = argv[0] if argv == (name,) and name in final.opponents else list(argv)
+        lines += ["", "[[bots]]", f"name = {_toml(name)}", f"command = {_toml(command)}"]
+    return "\n".join(lines) + "\n"
+
+
+def final_dir(course: Course) -> Path:
+    return course.directory / FINAL_DIR
+
+
+def _tables(course: Course) -> None:
+    course.store.connection().executescript(SCHEMA)
+
+
+def _last_run(course: Course) -> Any:
+    _tables(course)
+    rows = course.store.rows("SELECT * FROM final_runs ORDER BY run DESC LIMIT 1")
+    return rows[0] if rows else None
+
+
+def final_tournament(course: Course, run: int | None = None) -> tconfig.Tournament:
+    """The final as a tournament (arena.tournament.config): run `run`'s file as written when it
+    started, or (None, no run yet) the one a start would play now. TournamentError or FinalError
+    when it cannot be made (fewer than two bots)."""
+    path = None
+    if run is None:
+        last = _last_run(course)
+        run = last["run"] if last is not None else None
+    if run is not None:
+        path = final_dir(course) / f"final-{run}.toml"
+        if path.is_file():
+            return tconfig.load(path)
+    bots = [(e.bot, e.command) for e in entrants(course)]
+    path = final_dir(course) / "final-next.toml"
+    return tconfig.from_dict(_parse(_tournament_text(course, 0, bots)), path)
+
+
+def _parse(text: str) -> dict[str, Any]:
+    import tomllib
+
+    return tomllib.loads(text)
+
+
+def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
+    """The run to play: the unfinished last one (resumed), or a new one with the entrants frozen."""
+    last = _last_run(course)
+    if last is not None and not rerun:
+        if last["finished"] is not None:
+            raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
+                             "rerun it to play it again from the start")
+        return last["run"], tconfig.load(final_dir(course) / f"final-{last['run']}.toml")
+    found = entrants(course)
+    opponents = settings(course.config).opponents
+    if len(found) + len(opponents) < 2 or not found:
+        raise FinalError(f"the final needs bots: {len(found)} student(s) have a bot qualified before "
+                         "their deadline")
+    run = (last["run"] if last is not None else 0) + 1
+    text = _tournament_text(course, run, [(e.bot, e.command) for e in found])
+    folder = final_dir(course)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / f"final-{run}.toml"
+    tournament = tconfig.from_dict(_parse(text), path)  # checked before anything is recorded
+    path.write_text(text, encoding="utf-8")
+    with course.store.write() as db:
+        db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
+        db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
+                       "VALUES (?, ?, ?, ?, ?)",
+                       [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
+    return run, tournament
+
+
+_running: dict[Path, threading.Thread] = {}
+_running_lock = threading.Lock()
+
+
+def run_final(course: Course, rerun: bool = False, concurrency: int | None = None,
+              progress: TextIO | None = None) -> FinalStatus:
+    """Play the final to its end here (blocking): resume the unfinished run, or start the first
+    (or, `rerun`, the next) one; every game is stored once (the runner's store). Its status after."""
+    from arena.tournament import runner
+
+    run, tournament = _begin(course, rerun)
+    if progress is not None:
+        already = runner.check_resumable(tournament, final_dir(course))
+        print(f"the final, run {run}: {len(tournament.bots)} bots, {tournament.total_games()} games "
+              f"({already} already stored) -> {tournament.results_dir(final_dir(course))}", file=progress)
+    summary = runner.run(tournament, final_dir(course), concurrency or settings(course.config).concurrency,
+                         progress=progress)
+    played = runner.check_resumable(tournament, final_dir(course))
+    if played >= tournament.total_games() and not summary.interrupted and not summary.failures:
+        with course.store.write() as db:
+            db.execute("UPDATE final_runs SET finished = ? WHERE run = ? AND finished IS NULL",
+                       (iso(utc_now()), run))
+    elif summary.failures:
+        log.warning("final run %s: %s", run, "; ".join(summary.failures))
+    return final_status(course)
+
+
+def start_final(course: Course, rerun: bool = False) -> threading.Thread:
+    """Start (or resume) the final in a thread of this process and return it at once (the
+    server's staff page and season clock); FinalError if it is running here already, or, before
+    the thread starts, if it cannot start."""
+    _begin_check(course, rerun)
+    key = course.directory.resolve()
+    with _running_lock:
+        thread = _running.get(key)
+        if thread is not None and thread.is_alive():
+            raise FinalError("the final is running already")
+
+        def play() -> None:
+            try:
+                run_final(course, rerun)
+            except Exception:  # a thread has no caller to tell: the log and final_status do
+                log.exception("the final of %s", course.directory)
+            finally:
+                course.store.close()
+
+        thread = threading.Thread(target=play, name="course-final", daemon=True)
+        _running[key] = thread
+        thread.start()
+    return thread
+
+
+def _begin_check(course: Course, rerun: bool) -> None:
+    last = _last_run(course)
+    if last is not None and last["finished"] is not None and not rerun:
+        raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
+                         "rerun it to play it again from the start")
+    if (last is None or rerun) and not entrants(course):
+        raise FinalError("the final needs bots: no student has a bot qualified before their deadline")
+
+
+def is_running(course: Course) -> bool:
+    """A final thread of this process is playing (start_final)."""
+    thread = _running.get(course.directory.resolve())
+    return thread is not None and thread.is_alive()
+
+
+# --- status and publishing ---
+
+@dataclass(frozen=True)
+class FinalStatus:
+    """Where the final stands: `state` is "not started", "running" (started, not all games
+    stored: playing, or stopped and resumed at the next start), "finished" or "published".
+    `standings`: those of the stored games (arena.tournament.standings, as `arena standings`
+    prints them), None before any run; `students`: bot name -> student id."""
+
+    state: str
+    run: int | None = None
+    started: str | None = None
+    finished: str | None = None
+    published: str | None = None
+    played: int = 0
+    planned: int = 0
+    results_dir: Path | None = None
+    standings: st.Standings | None = None
+    students: dict[str, str] = field(default_factory=dict)
+    site: Path | None = None
+
+
+def final_status(course: Course) -> FinalStatus:
+    """The final's state, with the standings of its last run (FinalStatus)."""
+    from arena.tournament import standings as st
+    from arena.tournament.store import DB_NAME
+
+    last = _last_run(course)
+    if last is None:
+        return FinalStatus(NOT_STARTED)
+    run = last["run"]
+    results = final_dir(course) / f"final-{run}"
+    students = {r["bot"]: r["student_id"] for r in course.store.rows(
+        "SELECT bot, student_id FROM final_entrants WHERE run = ?", run)}
+    standings = st.read(results) if (results / DB_NAME).is_file() else None
+    state = PUBLISHED if last["published"] else FINISHED if last["finished"] else RUNNING
+    site = final_dir(course) / SITE_DIR
+    return FinalStatus(state, run, last["started"], last["finished"], last["published"],
+                       standings.played if standings else 0, standings.planned if standings else 0,
+                       results, standings, students, site if last["published"] else None)
+
+
+def status_text(status: FinalStatus) -> str:
+    """What `arena course final` prints: the state, then the standings as `arena standings`
+    prints them, with each bot's student."""
+    from arena.tournament import standings as st
+
+    if status.run is None:
+        return "the final: not started"
+    lines = [f"the final, run {status.run}: {status.state} ({status.played}/{status.planned} games; "
+             f"started {status.started}"
+             + (f", finished {status.finished}" if status.finished else "")
+             + (f", published {status.published}: {status.site}" if status.published else "") + ")",
+             f"results: {status.results_dir}"]
+    if status.standings is not None:
+        lines += ["", st.report_text(status.standings, crosstable=False)]
+    if status.students:
+        lines += ["", "bots: " + ", ".join(f"{bot} = {sid}" for bot, sid in sorted(status.students.items()))]
+    return "\n".join(lines)
+
+
+def publish_final(course: Course) -> FinalStatus:
+    """Publish the finished final: standings.md/csv, crosstable.md, games.csv and records/ in its
+    results directory, the website in DIR/final/site/; its results are final from now on.
+    FinalError before it has finished."""
+    status = final_status(course)
+    if status.state == NOT_STARTED:
+        raise FinalError("the final has not been played yet")
+    if status.state == RUNNING:
+        raise FinalError(f"the final is not finished ({status.played}/{status.planned} games): publish it "
+                         "once every game is played")
+    from arena.site.build import publish_site
+    from arena.tournament import standings as st
+
+    assert status.results_dir is not None
+    st.publish(status.results_dir)
+    publish_site(status.results_dir, final_dir(course) / SITE_DIR,
+                 final_dir(course) / f"final-{status.run}.toml")
+    with course.store.write() as db:
+        db.execute("UPDATE final_runs SET published = ? WHERE run = ?", (iso(utc_now()), status.run))
+    return final_status(course)
+
+
+def due(course: Course, now: datetime | None = None) -> bool:
+    """The season clock's question: should the final start (or resume) now? True once every
+    student's deadline has passed and the last run is unfinished or there is none (and no final
+    thread of this process is playing, and no other process holds its run's lock)."""
+    when = final_deadline(course.config)
+    if when is None or (now or utc_now()) < when or is_running(course):
+        return False
+    last = _last_run(course)
+    if last is None:
+        return True
+    return last["finished"] is None and not _locked(final_dir(course) / f"final-{last['run']}" / "run.lock")
+
+
+def _locked(path: Path) -> bool:
+    """Another run holds the runner's lock on `path` (`arena course final --start` playing it)."""
+    import fcntl
+    import os
+
+    if not path.is_file():
+        return False
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock taken just now
+    return False

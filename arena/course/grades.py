@@ -1,0 +1,205 @@
+"""`[grading]`: the final's standings turned into the course's points (issue 25).
+
+    [grading]
+    bonus = [5, 3, 2]          # extra points for the 1st, 2nd, 3rd place of the final
+    timeout_penalty = 2        # points taken for running out of time in the final
+    penalty_per = "game"       # "game": per game lost on time; "student": once, if any
+
+A student's rank is its place among the students in the final's standings (reference opponents
+left out), so it follows the standings' documented tie-break order (arena/tournament/standings.py:
+a round robin ranks by points, then head-to-head, then SB, then wins). Students level on every key
+share the rank and split equally the bonuses of the places they cover (two sharing 2nd with
+[5, 3, 2]: (3 + 2) / 2 = 2.5 each). `grades(course)` makes the rows, `write_csv` DIR/grades.csv,
+whose first lines (starting with #) say which run, whether it is published and the tie rule.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.match.records import Forfeit, GameRecord
+
+if TYPE_CHECKING:
+    from arena.course.config import CourseConfig
+    from arena.course.service import Course
+
+KEYS = {"bonus", "timeout_penalty", "penalty_per"}
+PENALTY_PER = ("game", "student")
+GRADES_NAME = "grades.csv"
+COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "time forfeits", "penalty",
+           "phases passed")
+
+
+@dataclass(frozen=True)
+class GradingSettings:
+    """`[grading]`, checked."""
+
+    bonus: tuple[float, ...] = (5, 3, 2)
+    timeout_penalty: float = 0
+    penalty_per: str = "game"
+
+
+def settings(config: CourseConfig) -> GradingSettings:
+    """The `[grading]` section (defaults without one); CourseError names the bad key."""
+    raw = config.sections.get("grading", {})
+    if not isinstance(raw, dict):
+        raise config.error("grading", f"must be a table ([grading]), got {raw!r}")
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise config.error(f"grading.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+    bonus = raw.get("bonus", [5, 3, 2])
+    if not isinstance(bonus, list) or not all(_number(b) for b in bonus):
+        raise config.error("grading.bonus", f"a list of points, first place first, e.g. [5, 3, 2], "
+                                            f"got {bonus!r}")
+    penalty = raw.get("timeout_penalty", 0)
+    if not _number(penalty):
+        raise config.error("grading.timeout_penalty", f"must be a number >= 0, got {penalty!r}")
+    per = raw.get("penalty_per", "game")
+    if per not in PENALTY_PER:
+        raise config.error("grading.penalty_per", f'must be "game" or "student", got {per!r}')
+    return GradingSettings(tuple(bonus), penalty, per)
+
+
+def _number(value: Any) -> bool:
+    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            and value >= 0)
+
+
+@dataclass(frozen=True)
+class GradeRow:
+    """A student's line of grades.csv. `rank`, `points`, `score_pct` are None for a student
+    without a bot in the final; `shared`: how many students share its rank (1: none)."""
+
+    student_id: str
+    name: str
+    group: str
+    rank: int | None
+    points: float | None
+    score_pct: float | None
+    bonus: float
+    time_forfeits: int
+    penalty: float
+    phases_passed: list[str] = field(default_factory=list)
+    shared: int = 1
+
+
+def lost_on_time(record: GameRecord, player: str) -> bool:
+    """`player` lost `record` on time (alone or with its opponent)."""
+    forfeit = record.forfeit or {}
+    if player not in record.players:
+        return False
+    seat = record.players.index(player)
+    sides = [forfeit, *forfeit.get("both", [])]
+    return any(s.get("seat") == seat and s.get("reason") == Forfeit.TIMEOUT.value for s in sides)
+
+
+def _phases(course: Course) -> dict[str, list[str]]:
+    """Student id -> the phases it passed (arena.course.phases, where present)."""
+    try:
+        from arena.course.phases import phase_results  # type: ignore[attr-defined]
+    except ImportError:
+        return {}
+    passed: dict[str, list[str]] = {}
+    for result in phase_results(course):
+        if result.passed:
+            passed.setdefault(result.student_id, []).append(result.phase)
+    return passed
+
+
+def grades(course: Course) -> list[GradeRow]:
+    """Every student's grade line (best rank first; students without a bot in the final last) from
+    the final's last run, finished or not (grades.csv's notes say which), and `[grading]`."""
+    return _grades(course)[0]
+
+
+def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
+    """The rows, and the notes that grades.csv prints above them."""
+    from arena.course import final
+    from arena.tournament import standings as st
+
+    rules = settings(course.config)
+    final.check(course.config)
+    status = final.final_status(course)
+    passed = _phases(course)
+    per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits
+    notes: list[str] = []
+    if status.standings is not None and status.results_dir is not None:
+        standings = status.standings
+        table = standings.tables[0]
+        if standings.format == "gauntlet":
+            table = next(t for t in standings.tables if t.name == "challengers")
+        _, games = st.load(status.results_dir)
+        records = [g.record for g in st.counted(games)]
+        students = status.students
+        rows = [r for r in table.frame.to_dict("records") if r["bot"] in students]
+        for row in rows:
+            rank = 1 + sum(1 for other in rows if other["rank"] < row["rank"])
+            shared = sum(1 for other in rows if other["rank"] == row["rank"])
+            forfeits = sum(1 for r in records if lost_on_time(r, row["bot"]))
+            per_student[students[row["bot"]]] = (rank, shared, float(row["points"]), float(row["score %"]),
+                                                 forfeits)
+        state = ("published " + str(status.published)) if status.published else (
+            "finished, NOT published: provisional" if status.finished
+            else f"NOT finished ({standings.played}/{standings.planned} games): provisional")
+        notes.append(f"the final's run {status.run} ({status.results_dir.name}): {state}")
+        notes.append(f"final rank: the place among the students in the final's standings, ranked by "
+                     f"{table.ranked_by} (arena/tournament/standings.py); students level on all of these "
+                     "share a rank and split the bonuses of the places they cover")
+    else:
+        notes.append("the final has not been played: no ranks, no bonus")
+    bonus_text = ", ".join(f"{b:g}" for b in rules.bonus)
+    per = "game lost on time" if rules.penalty_per == "game" else "student who lost a game on time"
+    notes.append(f"bonus = [{bonus_text}]; timeout_penalty = {rules.timeout_penalty:g} per {per}")
+    out = []
+    for student in course.students():
+        found = per_student.get(student.id)
+        if found is None:
+            out.append(GradeRow(student.id, student.name, student.group, None, None, None, 0, 0, 0,
+                                passed.get(student.id, [])))
+            continue
+        rank, shared, points, pct, forfeits = found
+        places = range(rank, rank + shared)
+        bonus = sum(rules.bonus[p - 1] for p in places if p <= len(rules.bonus)) / shared
+        if rules.penalty_per == "game":
+            penalty = rules.timeout_penalty * forfeits
+        else:
+            penalty = rules.timeout_penalty if forfeits else 0
+        out.append(GradeRow(student.id, student.name, student.group, rank, points, pct, bonus, forfeits,
+                            penalty, passed.get(student.id, []), shared))
+    out.sort(key=lambda r: (r.rank is None, r.rank or 0, r.student_id))
+    return out, notes
+
+
+def csv_text(course: Course) -> str:
+    """grades.csv: the notes as # lines (which run, published or not, the tie rule, the rules),
+    then COLUMNS, a line a student; a shared rank is written `2=`."""
+    rows, notes = _grades(course)
+    buffer = io.StringIO()
+    for note in notes:
+        buffer.write(f"# {note}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for r in rows:
+        rank = "" if r.rank is None else f"{r.rank}=" if r.shared > 1 else str(r.rank)
+        writer.writerow([r.student_id, r.name, r.group, rank, _num(r.points),
+                         "" if r.score_pct is None or math.isnan(r.score_pct) else f"{r.score_pct:.1f}",
+                         _num(r.bonus), r.time_forfeits, _num(r.penalty), " ".join(r.phases_passed)])
+    return buffer.getvalue()
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def write_csv(course: Course, path: Path | None = None) -> Path:
+    """Write grades.csv (default DIR/grades.csv, staff's only: 0600); its path."""
+    path = path or course.directory / GRADES_NAME
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(csv_text(course), encoding="utf-8")
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,286 @@
+"""The course's final tournament, grades and pseudonyms (issue 25, arena/course/final.py, grades.py,
+privacy.py): a real final of six tiny bots (Domineering 4x4, 0.05 s a move) played by `arena course
+final DIR --start`, killed with SIGKILL midway and started again (every game stored exactly once),
+its standings those of `arena standings` on the same results, grades.csv by the rules (5/3/2, a
+tie at a bonus place, both penalty modes), and stable, private pseudonyms."""
+from __future__ import annotations
+
+import csv
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from conftest import ENV, arena_cmd, require
+from course_helpers import GOOD_BOT, arena, make_course
+
+from arena.cell import sandbox
+from arena.course import final, grades, privacy
+from arena.course.server import SeasonClock
+from arena.course.service import Course
+from arena.course.store import NewSubmission
+from arena.tournament import standings as st
+
+ROSTER = [("s001", "Ada Lovelace", "ada@example.org", "A"), ("s002", "Alan Turing", "alan@example.org", "A"),
+          ("s003", "Grace Hopper", "grace@example.org", "B"),
+          ("s004", "Katherine Johnson", "katherine@example.org", "B"),
+          ("s005", "Edsger Dijkstra", "edsger@example.org", "B"),
+          ("s006", "Barbara Liskov", "barbara@example.org", "A")]
+DEADLINE = datetime.fromisoformat("2026-01-10T23:59:00+01:00")
+BEFORE = DEADLINE - timedelta(days=2)
+SHIPPED = "import sys\nfrom bots.__main__ import main\nsys.exit(main([{name!r}]))\n"
+"""A student's bot that is a shipped one (its strength known)."""
+SLEEPER = '''"""Thinks far past its clock on every move: it loses every game it has to move in on time."""
+import time
+from bots.sdk import Bot
+
+
+class Sleeper(Bot):
+    name = "sleeper"
+
+    def choose(self, state, time_left):
+        time.sleep(5)
+        return self.legal[0]
+
+
+if __name__ == "__main__":
+    Sleeper().run()
+'''
+SETTINGS = """
+[final]
+format = "round-robin"
+games = 2
+time = 0.05
+opponents = ["random", "greedy"]
+
+[grading]
+bonus = [5, 3, 2]
+timeout_penalty = 2
+penalty_per = "game"
+
+[extensions]
+s005 = "1h"
+
+[privacy]
+pseudonyms = true
+"""
+FIELD_GAMES = 30
+"""Six bots (four students', two reference), a round robin of two games a pairing."""
+
+
+def needs_sandbox() -> None:
+    reason = sandbox.unavailable_reason()
+    require(reason is None, f"bots cannot be sandboxed here: {reason}")
+
+
+def qualified(course: Course, student_id: str, text: str, created: datetime) -> int:
+    """A submission of `text` uploaded at `created`, built and qualified (its run command set as
+    jobs.run_job sets it; qualification itself is issue 24's and tested there)."""
+    store = course.store
+    sid = store.add_submission(NewSubmission(student_id, "bot.py", "v1", "python", store.put_file(
+        text.encode()), len(text)), created, 0)
+    folder = course.directory / "builds" / str(sid)
+    folder.mkdir(parents=True)
+    (folder / "bot.py").write_text(text)
+    assert store.claim() == sid
+    store.set_command(sid, shlex.join([sys.executable, str(folder / "bot.py")]))
+    store.finish(sid, "qualified")
+    return sid
+
+
+@pytest.fixture(scope="module")
+def season(tmp_path_factory) -> Path:
+    """A course past its deadline: s001 alphabeta, s002 and s003 sleepers, s004 only after the
+    deadline (not in the final), s005 greedy v1 then first-legal v2 inside its 1 h extension
+    (v2 plays), s006 a v1 before and a v2 after the deadline (v1 plays, by the chosen rule: v1
+    is its chosen active version)."""
+    directory = make_course(tmp_path_factory.mktemp("final") / "course", roster=ROSTER,
+                            deadline=DEADLINE.isoformat())
+    with (directory / "course.toml").open("a") as f:
+        f.write(SETTINGS)
+    course = Course(directory)
+    qualified(course, "s001", SHIPPED.format(name="alphabeta"), BEFORE)
+    qualified(course, "s002", SLEEPER, BEFORE)
+    qualified(course, "s003", SLEEPER, BEFORE)
+    qualified(course, "s004", GOOD_BOT, DEADLINE + timedelta(minutes=5))
+    qualified(course, "s005", SHIPPED.format(name="greedy"), BEFORE)
+    qualified(course, "s005", GOOD_BOT, DEADLINE + timedelta(minutes=30))
+    chosen = qualified(course, "s006", GOOD_BOT, BEFORE)
+    qualified(course, "s006", SHIPPED.format(name="alphabeta"), BEFORE + timedelta(hours=1))
+    course.set_active("s006", chosen)
+    course.set_disabled("s006", True)  # disabled: no bot in the final
+    course.close()
+    return directory
+
+
+def test_entrants_follow_each_students_own_deadline(season: Path) -> None:
+    course = Course(season)
+    found = {e.student_id: e for e in final.entrants(course)}
+    assert sorted(found) == ["s001", "s002", "s003", "s005"]  # s004 too late, s006 disabled
+    versions = {s.id: s.version for s in course.submissions("s005")}
+    assert versions[found["s005"].submission_id] == 2  # inside its extension
+    assert final.deadline_for(course.config, "s005") == DEADLINE + timedelta(hours=1)
+    assert final.final_deadline(course.config) == DEADLINE + timedelta(hours=1)
+    assert not final.due(course, now=DEADLINE + timedelta(minutes=59))
+    assert final.due(course, now=DEADLINE + timedelta(hours=1))
+    assert all(e.bot == privacy.pseudonym(course, e.student_id) for e in found.values())
+    tournament = final.final_tournament(course)
+    assert tournament.total_games() == FIELD_GAMES and tournament.time_control.per_move == 0.05
+
+
+def _stored(results: Path) -> list[tuple[str, int]]:
+    if not (results / "results.sqlite").is_file():
+        return []
+    with sqlite3.connect(f"file:{results / 'results.sqlite'}?mode=ro", uri=True) as db:
+        try:
+            return db.execute("SELECT pairing, number FROM games").fetchall()
+        except sqlite3.OperationalError:  # the run has made the file, not yet its tables
+            return []
+
+
+def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> None:
+    needs_sandbox()
+    results = season / "final" / "final-1"
+    log = open(season.parent / "final-run.log", "w")  # noqa: SIM115
+    first = subprocess.Popen(arena_cmd("course", "final", str(season), "--start", "--concurrency", "2"),
+                             env=ENV, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while len(_stored(results)) < 8 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert first.poll() is None, (season.parent / "final-run.log").read_text()
+    assert not final.due(Course(season))  # the season clock leaves a final another process plays
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    assert final.due(Course(season))  # ... and resumes one left unfinished
+    before = len(_stored(results))
+    assert 8 <= before < FIELD_GAMES
+    code, out, err = arena("course", "final", str(season), "--status")
+    assert code == 0 and "running" in out, err
+
+    code, out, err = arena("course", "final", str(season), "--publish")
+    assert code == 2 and "not finished" in err  # one line, no traceback
+    second = subprocess.run(arena_cmd("course", "final", str(season), "--start", "--concurrency", "2"),
+                            env=ENV, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    stored = _stored(results)
+    assert len(stored) == len(set(stored)) == FIELD_GAMES  # every game exactly once
+    assert f"({before} already stored)" in second.stderr  # resumed, not started again
+    code, out, err = arena("course", "final", str(season), "--start")
+    assert code == 2 and "was played" in err
+
+    course = Course(season)
+    status = final.final_status(course)
+    assert status.state == final.FINISHED and status.played == FIELD_GAMES
+    code, standings_out, err = arena("standings", str(results))
+    assert code == 0, err
+    assert st.report_text(status.standings) == st.report_text(st.read(results))
+    assert st.report_text(status.standings).splitlines()[0] in standings_out
+
+    # grades before publishing: provisional, and says so
+    grades.write_csv(course)
+    assert "NOT published" in (season / "grades.csv").read_text()
+    status = final.publish_final(course)
+    assert status.state == final.PUBLISHED
+    site = (season / "final" / "site" / "index.html").read_text()
+    for sid, name, *_ in ROSTER:  # pseudonyms only on the public site
+        assert sid not in site and name not in site
+    assert privacy.pseudonym(course, "s001") in site
+
+    # grades.csv by the rules, from the standings' own order
+    code, out, err = arena("course", "grades", str(season))
+    assert code == 0, err
+    text = (season / "grades.csv").read_text()
+    notes = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("published" in n and "NOT" not in n for n in notes)
+    assert any("head-to-head" in n and "split the bonuses" in n for n in notes)
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    rows = {r["id"]: r for r in csv.DictReader(lines)}
+    assert list(rows["s001"]) == list(grades.COLUMNS)
+    table = status.standings.tables[0].frame
+    order = [status.students[b] for b in table["bot"] if b in status.students]
+    top, second_place = order[0], order[1]
+    assert {top, second_place} == {"s001", "s005"}  # the sleepers lose every game they move in
+    assert rows[top]["final rank"] == "1" and rows[top]["bonus"] == "5"
+    assert rows[second_place]["final rank"] == "2" and rows[second_place]["bonus"] == "3"
+    points = dict(zip(table["bot"], table["points"], strict=True))
+    for sid in ("s002", "s003"):  # level on every tie-break: they share 3rd and split 2 + 0
+        row = rows[sid]
+        assert row["final rank"] == "3=" and row["bonus"] == "1"
+        assert row["time forfeits"] == "9" and row["penalty"] == "18"  # 10 games, 1 won on the other's time
+        assert float(row["points"]) == points[privacy.pseudonym(course, sid)] == 1
+    assert rows["s001"]["time forfeits"] == "0" and rows["s001"]["penalty"] == "0"
+    assert rows["s004"]["final rank"] == "" and rows["s004"]["bonus"] == "0"
+    assert rows["s001"]["name"] == "Ada Lovelace" and rows["s001"]["group"] == "A"
+
+    toml = (season / "course.toml").read_text()
+    (season / "course.toml").write_text(toml.replace('penalty_per = "game"', 'penalty_per = "student"'))
+    by_student = {r.student_id: r for r in grades.grades(Course(season))}
+    assert by_student["s002"].penalty == by_student["s003"].penalty == 2
+    assert by_student["s001"].penalty == 0
+    (season / "course.toml").write_text(toml)
+
+
+def test_settings_errors_name_the_key(tmp_path: Path) -> None:
+    directory = make_course(tmp_path / "c", roster=ROSTER[:2])
+    base = (directory / "course.toml").read_text()
+    for section, key in (('[final]\nformat = "knockout"\n', "final.format"),
+                         ("[final]\ngames = 3\n", "final.games"),
+                         ('[grading]\npenalty_per = "team"\n', "grading.penalty_per"),
+                         ('[extensions]\ns001 = "soon"\n', "extensions.s001"),
+                         ('[privacy]\npseudonyms = "yes"\n', "privacy.pseudonyms")):
+        (directory / "course.toml").write_text(base + section)
+        for command in (("grades", str(directory)), ("final", str(directory), "--start")):
+            code, out, err = arena("course", *command)
+            assert code == 2 and key in err and len(err.strip().splitlines()) == 1, err  # one line
+
+
+def test_pseudonyms_stable_unique_and_shown_by_viewer(tmp_path: Path, monkeypatch) -> None:
+    roster = [(f"s{n:03d}", f"Student {n}", f"s{n}@example.org", "") for n in range(40)]
+    directory = make_course(tmp_path / "c", roster=roster)
+    with (directory / "course.toml").open("a") as f:
+        f.write("\n[privacy]\npseudonyms = true\n")
+    course = Course(directory)
+    names = {sid: privacy.pseudonym(course, sid) for sid, *_ in roster}
+    assert len(set(names.values())) == len(roster)  # unique, even where two hashes meet
+    assert all(n.count("-") >= 1 and n.replace("-", "").isalnum() for n in names.values())
+    again = Course(directory)
+    assert all(privacy.pseudonym(again, sid) == name for sid, name in names.items())  # kept
+    assert privacy.display_name(again, "s007", viewer=None, staff=False) == names["s007"]
+    assert privacy.display_name(again, "s007", viewer="s008", staff=False) == names["s007"]
+    assert privacy.display_name(again, "s007", viewer="s007", staff=False) == "Student 7"
+    assert privacy.display_name(again, "s007", viewer=None, staff=True) == "Student 7"
+    assert privacy.display_name(again, "greedy", viewer=None, staff=False) == "greedy"
+    other = make_course(tmp_path / "d", roster=roster[:20])
+    with (other / "course.toml").open("a") as f:
+        f.write("\n[privacy]\npseudonyms = true\n")
+    theirs = [privacy.pseudonym(Course(other), sid) for sid, *_ in roster[:20]]
+    assert theirs != [names[sid] for sid, *_ in roster[:20]]  # per course: a secret of its own
+    (directory / "course.toml").write_text((directory / "course.toml").read_text().replace(
+        "pseudonyms = true", "pseudonyms = false"))
+    assert privacy.display_name(Course(directory), "s007", viewer=None, staff=False) == "Student 7"
+
+    monkeypatch.setattr(privacy, "ADJECTIVES", ("bold", "calm"))  # 4 pairs for 20 students: they meet
+    monkeypatch.setattr(privacy, "ANIMALS", ("owl", "yak"))
+    crowded = Course(other)
+    crowded.store.connection().execute("DELETE FROM pseudonyms")
+    many = [privacy.pseudonym(crowded, sid) for sid, *_ in roster[:20]]
+    assert len(set(many)) == 20 and {n.rsplit("-", 1)[0] for n in many if n.count("-") == 2} <= {
+        f"{a}-{b}" for a in ("bold", "calm") for b in ("owl", "yak")}
+
+
+def test_season_clock_says_once_why_the_final_cannot_start(tmp_path: Path, capsys) -> None:
+    directory = make_course(tmp_path / "c", roster=ROSTER[:2], deadline=DEADLINE.isoformat())
+    course = Course(directory)
+    clock = SeasonClock(course, tick_s=0.01)
+    assert final.due(course)
+    clock.tick()
+    clock.tick()
+    err = capsys.readouterr().err
+    assert err.count("the final cannot start: the final needs bots") == 1, err
+    assert final.final_status(course).state == final.NOT_STARTED and not final.is_running(course)
