@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from arena.course import archives
 
 if TYPE_CHECKING:
+    from copydetect import CodeFingerprint
+
     from arena.course.service import Course
 
 DEFAULT_THRESHOLD = 0.5
@@ -74,12 +76,9 @@ def similar_pairs(course: Course, threshold: float = DEFAULT_THRESHOLD,
 def compare(sources: dict[str, list[tuple[str, str]]], threshold: float = DEFAULT_THRESHOLD,
             boilerplate: tuple[Path, ...] = BOILERPLATE) -> list[Pair]:
     """The pairs of `sources` (name -> [(file path, text)]) scoring at least `threshold`."""
-    from copydetect import CodeFingerprint
-
     shared = _boilerplate_hashes(boilerplate)
-    prints = {name: [(path, CodeFingerprint(path, NOISE_CHARS, GUARANTEE_CHARS - NOISE_CHARS + 1,
-                                            boilerplate=shared, fp=io.StringIO(text)))
-                     for path, text in files if path.endswith(CODE_SUFFIXES)]
+    prints = {name: [(path, _fingerprint(path, text, shared)) for path, text in files
+                     if path.endswith(CODE_SUFFIXES)]
               for name, files in sources.items()}
     names = sorted(prints)
     pairs = []
@@ -110,11 +109,23 @@ def _files_of(course: Course, submission_id: int) -> list[tuple[str, str]]:
     return out
 
 
-def _boilerplate_hashes(paths: tuple[Path, ...]) -> list[int]:
-    """The fingerprints of every code file under `paths` (the kits, the SDK)."""
-    import numpy as np
+def _fingerprint(path: str, text: str, boilerplate: set[int]) -> CodeFingerprint:
+    """The winnowed fingerprints of one file, those of `boilerplate` removed. (Done here, not by
+    copydetect's `boilerplate=`: it intersects with numpy's assume_unique=True over winnowed hashes
+    that repeat, which drops the wrong ones.)"""
     from copydetect import CodeFingerprint
+    from copydetect.utils import get_token_coverage
 
+    found = CodeFingerprint(path, NOISE_CHARS, GUARANTEE_CHARS - NOISE_CHARS + 1, fp=io.StringIO(text))
+    if boilerplate:
+        found.hashes = found.hashes - boilerplate
+        found.hash_idx = {h: i for h, i in found.hash_idx.items() if h not in boilerplate}
+        found.token_coverage = get_token_coverage(found.hash_idx, found.k, len(found.filtered_code))
+    return found
+
+
+def _boilerplate_hashes(paths: tuple[Path, ...]) -> set[int]:
+    """The fingerprints of every code file under `paths` (the kits, the SDK)."""
     hashes: set[int] = set()
     for base in paths:
         files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file()) \
@@ -122,9 +133,8 @@ def _boilerplate_hashes(paths: tuple[Path, ...]) -> list[int]:
         for path in files:
             if path.suffix in CODE_SUFFIXES:
                 text = path.read_text(encoding="utf-8", errors="replace")
-                hashes |= CodeFingerprint(path.name, NOISE_CHARS, GUARANTEE_CHARS - NOISE_CHARS + 1,
-                                          fp=io.StringIO(text)).hashes
-    return np.array(sorted(hashes))  # type: ignore[return-value]
+                hashes |= _fingerprint(path.name, text, set()).hashes
+    return hashes
 
 
 def _compare_students(a: str, files_a: list, b: str, files_b: list) -> Pair | None:
