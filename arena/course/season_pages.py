@@ -274,7 +274,7 @@ class SeasonPages:
             return account
         status = await run_in_threadpool(final_status, self.course)
         names = {s.id: s.name for s in await run_in_threadpool(self.course.students)}
-        return self.views.render(request, "final.html", status=status, tables=final_tables(status, names),
+        return self.views.render(request, "final.html", final=status, tables=final_tables(status, names),
                                  done=request.query_params.get("done", ""))
 
     async def final_action(self, request: Request) -> Response:
