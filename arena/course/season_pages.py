@@ -27,6 +27,7 @@ from arena.course.archives import Refused
 from arena.course.charts import rating_chart
 from arena.match.records import GameRecord
 from arena.site.model import PRINTED
+from arena.tournament.store import StoreError
 
 if TYPE_CHECKING:
     from arena.course.accounts import Account
@@ -272,7 +273,11 @@ class SeasonPages:
         account = await self.staff(request)
         if isinstance(account, Response):
             return account
-        status = await run_in_threadpool(final_status, self.course)
+        try:
+            status = await run_in_threadpool(final_status, self.course)
+        except StoreError as exc:  # its results database is being made this moment, or is broken
+            return self.views.render(request, "error.html", 503, heading="The final's results cannot be read",
+                                     message=f"{exc} (if the final has just started: reload in a moment)")
         names = {s.id: s.name for s in await run_in_threadpool(self.course.students)}
         return self.views.render(request, "final.html", final=status, tables=final_tables(status, names),
                                  done=request.query_params.get("done", ""))
