@@ -2,8 +2,8 @@
 
 The scheduler is driven by a fake clock with games decided by known strengths (no processes):
 placement first, every active bot served at least its share of games an hour, nothing handed out
-twice, openskill's order after decided games. Then a few real ladder games, sandboxed, through
-`play_games` and the server's LadderRunner thread; unrated games asked for and their rate limit;
+twice, openskill's order after decided games. Then real ladder games, sandboxed, played by the
+server's LadderRunner; unrated games asked for and their rate limit;
 and the similarity check over students' uploads: a renamed, reformatted copy at the top while two
 bots built on the same starter kit are not flagged."""
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import require
-from course_helpers import arena
+from course_helpers import Server, arena
 
 from arena.cell import sandbox
 from arena.course.archives import Refused
 from arena.course.config import CourseError
-from arena.course.ladder import Ladder, LadderRunner
+from arena.course.ladder import Ladder
 from arena.course.service import Course
 from arena.course.similarity import similar_pairs
 from arena.match.records import GameRecord
@@ -77,8 +77,12 @@ def test_placement_fair_share_and_order_with_a_fake_clock(tmp_path):
     ladder = Ladder(course)
     # known strengths: the students s1 (weakest) .. s6, random below them all, alphabeta above
     strength = {"random": 0, "greedy": 3.5, "alphabeta": 10, **{f"s{n}-v1": n for n in range(1, 7)}}
-    first = ladder.due(T0)
+    cut = ladder.due(T0)
     assert ladder.due(T0) == []  # handed out once
+    assert ladder.abandon_scheduled() == len(cut) == 12  # a server stopped before playing them...
+    first = ladder.due(T0)  # ...owes them again on its next start
+    assert [[b.name for b in s.bots] for s in first] == [[b.name for b in s.bots] for s in cut]
+    assert ladder.due(T0) == []
     # placement: each new version plays the reference bots in the order listed, weakest first
     by_bot: dict[str, list[str]] = {}
     for spec in first:
@@ -171,35 +175,50 @@ def test_bad_ladder_keys_are_one_line_errors(tmp_path):
         assert f"course.toml: {key}: " in message and "\n" not in message, message
 
 
-def test_real_ladder_games_through_the_runner(tmp_path):
+def done_games(directory: Path) -> list:
+    reader = Ladder(Course(directory))
+    return [g for g in reader.games() if g.state == "done"]
+
+
+def wait_for(condition, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
+
+
+def test_real_ladder_games_in_the_server(tmp_path):
+    """The server's LadderRunner plays sandboxed ladder pairs (placement first) and an unrated game
+    asked for."""
     require(sandbox.unavailable_reason() is None, f"bots cannot be sandboxed: {sandbox.unavailable_reason()}")
-    course = Course(make_course(tmp_path / "c", 2, 'reference = ["random"]\nplacement_games = 2\n'
-                                                   "games_per_hour = 3600\npoll_s = 0.2\n", time_s=0.2))
+    directory = make_course(tmp_path / "c", 2, 'reference = ["random"]\nplacement_games = 2\n'
+                                               "games_per_hour = 3600\npoll_s = 0.2\n", time_s=0.2)
+    course = Course(directory)
     activate(course, "s1", [sys.executable, "-m", "bots", "greedy"])
     activate(course, "s2", [sys.executable, "-m", "bots", "random"])
-    runner = LadderRunner(course)
-    runner.start()
+    server = Server(directory)
     try:
-        deadline = time.monotonic() + 20
-        while runner.played < 3 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(done_games(directory)) >= 2)  # the placement pairs
+        asked = Ladder(Course(directory)).request("s2", "s1")
+        wait_for(lambda: any(g.id == asked for g in done_games(directory)))
     finally:
-        runner.stop(30)
-    assert runner.played >= 3
-    reader = Ladder(Course(tmp_path / "c"))
-    games = [g for g in reader.games() if g.state == "done"]
-    assert len(games) >= 3
-    placement = sorted(games, key=lambda g: g.id)[:2]
+        assert server.stop() == 0
+    reader = Ladder(Course(directory))
+    done = [g for g in reader.games() if g.state == "done"]
+    placement = sorted(done, key=lambda g: g.id)[:2]
     assert {(g.a, g.b) for g in placement} == {("s1-v1", "random"), ("s2-v1", "random")}
-    for game in games:
+    for game in done:
         records = [reader.record_of(i) for i in game.game_ids]
         assert [r.players for r in records] == [[game.a, game.b], [game.b, game.a]]  # both seats
         assert records[0].start_moves == records[1].start_moves and records[0].start_moves  # one opening
         assert all(r.isolation == "sandbox" and r.forfeit is None for r in records)
+    unrated = next(g for g in done if g.id == asked)
+    assert (unrated.rated, unrated.requested_by, unrated.a, unrated.b) == (False, "s2", "s2-v1", "s1-v1")
+    rated_games = {n: 2 * sum(1 for g in done if g.rated and n in (g.a, g.b)) for n in ("s1-v1", "s2-v1")}
     rows = {r.bot: r for r in reader.table()}
-    assert rows["s1-v1"].games >= 2 and rows["s2-v1"].games >= 2
+    assert {n: rows[n].games for n in rated_games} == rated_games  # the unrated pair counted for nobody
     assert len(reader.history("s1")) == rows["s1-v1"].games
-    code, out, err = arena("course", "ladder", str(tmp_path / "c"))
+    code, out, err = arena("course", "ladder", str(directory))
     assert code == 0, err
     assert out.splitlines()[0].split()[:4] == ["rank", "bot", "name", "ordinal"]
     assert {line.split()[1] for line in out.splitlines()[1:]} == {"s1-v1", "s2-v1", "random"}

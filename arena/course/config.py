@@ -331,6 +331,19 @@ memory_mb = 2048
 #
 # [privacy]
 # pseudonyms = true            # public standings show pseudonyms; staff and the student itself see names
+
+# The ladder (docs/course.md, "[ladder]"): with this section the server keeps playing rated games
+# between the students' active bots and the reference bots. Every key may be left out.
+# [ladder]
+# games_per_hour = 6           # games an hour each active bot is owed (a pair of games, both seats, counts 2)
+# placement_games = 4          # a new active version first plays these against the reference bots
+# reference = ["random", "greedy", "alphabeta"]   # shipped bots on the ladder, weakest first
+# unrated_per_hour = 3         # unrated games a student may ask for in an hour
+# model = "plackett-luce"      # openskill's model, or "thurstone-mosteller-full"
+# openings = "random:2"        # each pair's opening: random:N plies, or a file of openings
+# neighbours = 3               # an opponent is chosen among this many bots nearest in rating
+# time = 1.5                   # the ladder games' clock (default: the course's time)
+# poll_s = 10                  # how often the server looks at what is due (seconds)
 """
 
 ROSTER_TEMPLATE = """\

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
@@ -256,12 +257,15 @@ class Ladder:
                 continue
             wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
                            tuple(shlex.split(sub["command"]))))
-        prior = self.model.rating()
-        with store.write() as db:
-            db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, mu, "
-                           "sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in wanted])
         rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+        new = [w for w in wanted if w[0] not in rows]
+        if new:  # a write only when the ladder meets a bot for the first time
+            prior = self.model.rating()
+            with store.write() as db:
+                db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, "
+                               "mu, sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                               [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in new])
+            rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
         since = iso(now - WINDOW)
         recent: dict[str, int] = {}
         for r in store.rows("SELECT a, b FROM ladder_games WHERE rated = 1 AND state IN "
@@ -482,6 +486,8 @@ class Ladder:
             if theirs.key == mine.key:
                 raise Refused("your bot cannot play itself on the ladder")
             limit = self.settings.unrated_per_hour
+            if limit == 0:
+                raise Refused("this course's ladder takes no requests for unrated games")
             with self.course.store.write() as db:
                 asked = db.execute("SELECT created FROM ladder_games WHERE requested_by = ? AND created > ? "
                                    "ORDER BY created", (student_id, iso(now - WINDOW))).fetchall()
@@ -493,7 +499,9 @@ class Ladder:
                 cursor = db.execute("INSERT INTO ladder_games (a, b, rated, requested_by, created, state) "
                                     "VALUES (?, ?, 0, ?, ?, 'queued')",
                                     (mine.key, theirs.key, student_id, iso(now)))
-                return int(cursor.lastrowid)  # type: ignore[arg-type]
+        for runner in list(_RUNNERS.get(self.config.directory, ())):
+            runner.wake()  # the server's runner plays it now, not at its next look
+        return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def games(self, student_id: str | None = None) -> list[LadderGame]:
         """The ladder games of any of the student's versions (everyone's with None), newest first."""
@@ -541,6 +549,8 @@ def _points(record: GameRecord, name: str) -> float:
 
 
 PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
+_RUNNERS: dict[Path, set[LadderRunner]] = {}
+"""The running LadderRunners of this process by course directory (`request` wakes them)."""
 
 
 class LadderRunner:
@@ -568,6 +578,7 @@ class LadderRunner:
     def start(self) -> None:
         self.ladder.abandon_scheduled()
         self._stopping.clear()
+        _RUNNERS.setdefault(self.course.config.directory, set()).add(self)
         self._thread = threading.Thread(target=self._loop, name="course-ladder", daemon=True)
         self._thread.start()
 
@@ -579,6 +590,7 @@ class LadderRunner:
         """Stop after the ladder game being played (up to `timeout_s`)."""
         self._stopping.set()
         self._wake.set()
+        _RUNNERS.get(self.course.config.directory, set()).discard(self)
         if self._thread is not None:
             self._thread.join(timeout_s)
 

@@ -4,10 +4,11 @@ MOSS does (Schleimer, Wilkerson and Aiken, SIGMOD 2003), with the `copydetect` p
 Each source file is tokenized (pygments, by its extension) with names, strings and comments
 replaced or dropped, so renaming and reformatting change nothing; its k-grams are hashed and
 winnowed. Fingerprints of the starter kits (examples/kits/) and of the SDK (bots/sdk.py) are
-boilerplate: removed from every file first, so two bots built on the same kit share nothing by
-that alone. A pair's `score` is the larger of the two files' shares of matched code (a small
-bot copied whole into a big one scores high), over the pair of files that match most; the
-matching passages are given as line ranges of both files, side by side.
+boilerplate: every k-gram of theirs is removed from every file first, so two bots built on the
+same kit share nothing by that alone, and files matching on less than MIN_MATCH_CHARS are no
+match. A pair's `score` is the larger of the two files' shares of matched code (a small bot
+copied whole into a big one scores high), over the pair of files that match most; the matching
+passages are given as line ranges of both files, side by side.
 """
 from __future__ import annotations
 
@@ -27,10 +28,16 @@ DEFAULT_THRESHOLD = 0.5
 NOISE_CHARS = 25
 """k: matches shorter than this many characters of tokenized code are never reported."""
 GUARANTEE_CHARS = 30
-"""Matches at least this long are always found (the winnowing window is GUARANTEE - NOISE + 1)."""
+"""Matches at least this long are always found."""
+WINDOW = GUARANTEE_CHARS - NOISE_CHARS + 1
+"""The winnowing window (in k-grams)."""
 CODE_SUFFIXES = (".py", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".cs", ".js", ".ts",
                  ".rs", ".go", ".kt", ".scala", ".rb", ".hs", ".ml", ".lua", ".jl")
 """Files compared: source code (build scripts, READMEs and data are not)."""
+MIN_MATCH_CHARS = 60
+"""A pair of files matching on less tokenized code than this (about four lines: names count one
+character each, spaces none) is not reported whatever its share: two bots that each changed a
+line of the same kit share that much by chance."""
 MAX_FILE_BYTES = 1_000_000
 ROOT = Path(__file__).resolve().parents[2]
 BOILERPLATE = (ROOT / "examples" / "kits", ROOT / "bots" / "sdk.py")
@@ -109,14 +116,14 @@ def _files_of(course: Course, submission_id: int) -> list[tuple[str, str]]:
     return out
 
 
-def _fingerprint(path: str, text: str, boilerplate: set[int]) -> CodeFingerprint:
+def _fingerprint(path: str, text: str, boilerplate: set[int], window: int = WINDOW) -> CodeFingerprint:
     """The winnowed fingerprints of one file, those of `boilerplate` removed. (Done here, not by
     copydetect's `boilerplate=`: it intersects with numpy's assume_unique=True over winnowed hashes
     that repeat, which drops the wrong ones.)"""
     from copydetect import CodeFingerprint
     from copydetect.utils import get_token_coverage
 
-    found = CodeFingerprint(path, NOISE_CHARS, GUARANTEE_CHARS - NOISE_CHARS + 1, fp=io.StringIO(text))
+    found = CodeFingerprint(path, NOISE_CHARS, window, fp=io.StringIO(text))
     if boilerplate:
         found.hashes = found.hashes - boilerplate
         found.hash_idx = {h: i for h, i in found.hash_idx.items() if h not in boilerplate}
@@ -125,7 +132,8 @@ def _fingerprint(path: str, text: str, boilerplate: set[int]) -> CodeFingerprint
 
 
 def _boilerplate_hashes(paths: tuple[Path, ...]) -> set[int]:
-    """The fingerprints of every code file under `paths` (the kits, the SDK)."""
+    """Every k-gram's hash of every code file under `paths` (the kits, the SDK): all of them, not
+    only the winnowed ones (which ones winnowing keeps depends on the window around them)."""
     hashes: set[int] = set()
     for base in paths:
         files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file()) \
@@ -133,7 +141,7 @@ def _boilerplate_hashes(paths: tuple[Path, ...]) -> set[int]:
         for path in files:
             if path.suffix in CODE_SUFFIXES:
                 text = path.read_text(encoding="utf-8", errors="replace")
-                hashes |= _fingerprint(path.name, text, set()).hashes
+                hashes |= _fingerprint(path.name, text, set(), window=1).hashes  # every k-gram
     return hashes
 
 
@@ -147,7 +155,7 @@ def _compare_students(a: str, files_a: list, b: str, files_b: list) -> Pair | No
             if not fa.hashes or not fb.hashes:
                 continue
             overlap, (share_a, share_b), (slices_a, slices_b) = compare_files(fa, fb)
-            if overlap == 0:
+            if overlap < MIN_MATCH_CHARS:
                 continue
             score = max(float(share_a), float(share_b))
             if best is None or score > best[0]:
