@@ -150,9 +150,6 @@ class SeasonPages:
             game_id = await run_in_threadpool(self.ladder.request, account.id, opponent)
         except Refused as exc:
             return RedirectResponse(f"/ladder?error={quote(str(exc))}#request", 303)
-        wake = getattr(request.app.state, "ladder_wake", None)  # the server's LadderRunner
-        if wake is not None:
-            wake()
         return RedirectResponse(f"/ladder/games/{game_id}", 303)
 
     async def ladder_game(self, request: Request) -> Response:

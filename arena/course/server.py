@@ -147,7 +147,6 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     # the ladder plays only where course.toml has a [ladder] section
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
     app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
-    app.state.ladder_wake = ladder.wake if ladder is not None else None  # a student asked for a game
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
