@@ -232,7 +232,7 @@ def kit_zip(binary: Path, no_legal: bool) -> bytes:
 def season_toml(start: datetime) -> str:
     """The season's sections of course.toml, its deadlines `start` + the offsets above."""
     def at(seconds: float) -> str:
-        return (start + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+        return (start + timedelta(seconds=seconds)).isoformat(timespec="seconds")
 
     return f"""
 [[phases]]
@@ -287,7 +287,8 @@ class Season:
             target=lambda: self.kit.append(build_kit(directory.parent / "kit")))
         self.kit_builder.start()  # on the student's machine, while the server starts
         make_course(directory, roster=ROSTER, time=str(CLOCK_S), rows="5", cols="5", upload_interval_s="0")
-        self.start = datetime.now(UTC)
+        # deadlines on whole seconds: the store keeps an upload's time to the second
+        self.start = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
         with open(directory / "course.toml", "a") as f:
             f.write(season_toml(self.start))
         self.directory = directory
