@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import threading
 import time
@@ -766,3 +767,48 @@ def test_the_ladder_order_agrees_with_the_known_strengths(season):
     shown = [(row.bot, round(row.ordinal, 1), row.games, strength) for row, strength in known]
     assert len(known) == 10 and len(settled) >= 7, shown
     assert rho >= 0.8, shown
+
+
+# --- the pages' own pieces, without a server ---
+
+def test_a_student_sees_nothing_its_opponent_printed_in_a_ladder_replay():
+    from arena.course.season_pages import shown_record
+    from arena.match.records import GameRecord, MoveRecord
+
+    secret = "my opponent's secret plan"
+    record = GameRecord(
+        game_id="ladder-7-g0", game="domineering", params={"rows": 5, "cols": 5},
+        players=["s01-v2", "s02-v1"],
+        time_control="0.2", moves=[MoveRecord(0, 0, "1A", 0.01, {"pv": ["1A"]}),
+                                   MoveRecord(1, 1, "1C", 0.01, {"error": f"Traceback...\n{secret}"})],
+        winner=0, reason="timeout", forfeit={"seat": 1, "reason": "timeout",
+                                             "detail": f"no move within 0.2 s; it printed:\n{secret}"},
+        logs={"0": "what I printed", "1": secret})
+    names = {"s01": "Ada Lovelace", "s02": "brave-otter"}
+    mine = shown_record(record, names, "s01")
+    assert mine.players == ["Ada Lovelace v2", "brave-otter v1"]
+    assert secret not in json.dumps(mine.to_dict())
+    assert mine.logs == {"0": "what I printed"} and mine.moves[0].info == {"pv": ["1A"]}
+    assert mine.forfeit["detail"] == "no move within 0.2 s"
+    staff = shown_record(record, {"s01": "Ada Lovelace", "s02": "Alan Turing"}, None)
+    assert staff.players == ["Ada Lovelace v2", "Alan Turing v1"] and secret in json.dumps(staff.to_dict())
+
+
+def test_the_rating_chart_draws_mu_its_band_and_the_ordinal_on_one_scale():
+    from arena.course.charts import CHART_HEIGHT_PX, PAD_PX, rating_chart
+
+    history = [("2026-01-10T10:00:00Z", 25.0, 8.3, 0.1), ("2026-01-10T10:05:00Z", 27.5, 7.0, 6.5),
+               ("2026-01-10T10:09:00Z", 30.0, 5.0, 15.0)]
+    c = rating_chart(history)
+    mu = [tuple(map(float, p.split(","))) for p in c["mu"].split()]
+    ordinal = [tuple(map(float, p.split(","))) for p in c["ordinal"].split()]
+    assert len(mu) == len(ordinal) == len(c["dots"]) == 3 and c["points"] == 3
+    assert [x for x, _ in mu] == sorted(x for x, _ in mu)  # left to right, a point a game
+    assert mu[0][1] > mu[-1][1] and ordinal[0][1] > ordinal[-1][1]  # rising ratings go up the page
+    assert all(o[1] > m[1] for o, m in zip(ordinal, mu, strict=True))  # the ordinal lies under mu
+    ys = [float(p.split(",")[1]) for p in c["band"].split()]
+    assert PAD_PX <= min(ys) and max(ys) <= CHART_HEIGHT_PX - 2 * PAD_PX  # the band fits the plot
+    labels = [float(t["label"]) for t in c["ticks"]]
+    assert labels[0] <= 0.1 and labels[-1] >= 25.0 + 8.3  # the axis covers every value
+    assert "3 rated games" in c["summary"] and "ordinal now 15.0" in c["summary"]
+    assert rating_chart([])["points"] == 0
