@@ -113,7 +113,7 @@ class SeasonPages:
         opponents += sorted(((r.student_id, names.get(r.student_id, r.student_id)) for r in table
                              if r.student_id and r.student_id != account.id), key=lambda o: o[1].lower())
         context.update(own=account.id, chart=rating_chart(self.ladder.history(account.id)),
-                       games=[ladder_game_row(g, names) for g in mine[:LADDER_GAMES_SHOWN]],
+                       games=[ladder_game_row(g, names, account.id) for g in mine[:LADDER_GAMES_SHOWN]],
                        opponents=opponents, on_ladder=any(r.student_id == account.id for r in table))
         return context
 
@@ -131,7 +131,7 @@ class SeasonPages:
         def context() -> dict[str, Any]:
             names = self.names(account)
             return {"chart": rating_chart(self.ladder.history(sid)),
-                    "games": [ladder_game_row(g, names) for g in self.ladder.games(sid)]}
+                    "games": [ladder_game_row(g, names, sid) for g in self.ladder.games(sid)]}
 
         return self.views.render(request, "ladder_student.html", student=student,
                                  **await run_in_threadpool(context))
@@ -175,7 +175,7 @@ class SeasonPages:
         game, names, record = await run_in_threadpool(find)
         if game is None:
             raise HTTPException(404)
-        row = ladder_game_row(game, names)
+        row = ladder_game_row(game, names, None if account.is_staff else account.id)
         if record is None:
             if game.game_ids and n != "1":
                 raise HTTPException(404)
@@ -247,7 +247,7 @@ class SeasonPages:
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
     async def similarity(self, request: Request) -> Response:
-        from arena.course.similarity import similar_pairs
+        from arena.course.similarity import DEFAULT_THRESHOLD, similar_pairs
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -262,7 +262,7 @@ class SeasonPages:
         pairs = await run_in_threadpool(lambda: similar_pairs(self.course, **kwargs))
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
         return self.views.render(request, "similarity.html", pairs=pairs, students=students,
-                                 threshold=threshold)
+                                 threshold=threshold or f"{DEFAULT_THRESHOLD:g}")
 
     async def final(self, request: Request) -> Response:
         from arena.course.final import final_status
@@ -330,12 +330,17 @@ def shown_bot(bot: str, names: dict[str, str]) -> str:
     return f"{names[sid]} v{bot.rpartition('-v')[2]}" if sid else bot
 
 
-def ladder_game_row(game: Any, names: dict[str, str]) -> dict[str, Any]:
+def ladder_game_row(game: Any, names: dict[str, str], side: str | None = None) -> dict[str, Any]:
     """A ladder game (a pair of games, both seats) as the lists show it: the bots under the names
-    the viewer sees, rated or asked for, its state, and the first bot's points of the pair."""
-    return {"id": game.id, "players": [shown_bot(game.a, names), shown_bot(game.b, names)],
-            "rated": game.rated, "state": game.state, "detail": game.detail, "games": len(game.game_ids),
-            "score": game.score, "time": game.created, "finished": game.state in ("done", "errored")}
+    the viewer sees (the bot of student `side` first, where it plays), rated or asked for, its
+    state, and the first bot's points of the pair."""
+    players, score = [game.a, game.b], game.score
+    if side is not None and bot_student(game.b, names) == side and bot_student(game.a, names) != side:
+        players.reverse()
+        score = None if score is None else len(game.game_ids) - score
+    return {"id": game.id, "players": [shown_bot(p, names) for p in players], "rated": game.rated,
+            "state": game.state, "detail": game.detail, "games": len(game.game_ids), "score": score,
+            "time": game.created, "finished": game.state in ("done", "errored")}
 
 
 def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) -> GameRecord:
