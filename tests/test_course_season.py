@@ -694,8 +694,14 @@ def test_a_student_sees_the_leaderboard_its_chart_and_watches_an_unrated_game(se
     assert "move" in browser.find_element(By.ID, "ply-label").text
     look(browser, season, browser.current_url.split(season.url, 1)[1], axe_source, found, shots,
          "course-ladder-game")
-    # another student's history is not the student's to see
-    assert student.get("/ladder/students/s01").status_code == 404
+    # another student's history and games are not the student's to see: the one 404
+    from arena.course.ladder import Ladder
+
+    others = [g for g in Ladder(course).games() if g.id not in {x.id for x in Ladder(course).games("s02")}]
+    nobody = student.get("/ladder/games/1000000")
+    for url in ("/ladder/students/s01", f"/ladder/games/{others[0].id}", f"/ladder/games/{others[0].id}?n=2"):
+        answer = student.get(url)
+        assert answer.status_code == 404 and answer.text == nobody.text, url
     assert {path: v for path, v in found.items() if v} == {}
 
 

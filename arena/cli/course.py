@@ -317,6 +317,9 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     pairs = similarity.similar_pairs(course, threshold)
     names = {s.id: s.name for s in course.students()}
     print(similarity.format_pairs(pairs, names), end="")
+    return EXIT_OK
+
+
 def add_final_parsers(csub: argparse._SubParsersAction) -> None:
     """Register `arena course final` and `arena course grades`."""
     final = csub.add_parser("final", help="the final tournament: play it (--start), show where it stands "

@@ -108,7 +108,7 @@ class SeasonPages:
         context: dict[str, Any] = {"rows": rows, "own": None, "chart": None, "games": [], "opponents": []}
         if account.is_staff:
             return context
-        mine = [g for g in self.ladder.games(account.id)]
+        mine = self.ladder.games(account.id)
         opponents = [(r.reference, f"{r.reference} (reference bot)") for r in table if r.reference]
         opponents += sorted(((r.student_id, names.get(r.student_id, r.student_id)) for r in table
                              if r.student_id and r.student_id != account.id), key=lambda o: o[1].lower())
