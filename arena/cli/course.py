@@ -114,7 +114,17 @@ def cmd_phases(args: argparse.Namespace) -> int:
         print(f"  passed{state}: {len(passed)} of {len(mine)}: {names}")
         for r in mine:
             print(f"  {'PASS' if r.passed else 'FAIL'}  {r.student_id}  {r.evidence}")
+            if r.game_ids:
+                print(f"        games: {', '.join(r.game_ids)}")
+            for wire, missing, extra in r.disagreements[:SHOWN_DISAGREEMENTS]:
+                board = " / ".join(wire.get("board", [])) if isinstance(wire.get("board"), list) else wire
+                print(f"        disagrees: seat {wire.get('seat')} to move, board {board}: left out "
+                      f"{', '.join(missing) or '-'}; not legal {', '.join(extra) or '-'}")
     return EXIT_OK
+
+
+SHOWN_DISAGREEMENTS = 3
+"""Disagreeing positions `arena course phases` prints per student (the staff page shows all)."""
 
 
 def add_server_parsers(csub: argparse._SubParsersAction) -> None:

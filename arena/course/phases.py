@@ -500,8 +500,7 @@ def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
         return False, f"move generation not checked: its build failed ({exc.reason})", [], [], None
     check = check_move_generation(bot, config.game, dict(config.params), legal.positions, config.limits,
                                   seed=sub["id"], timeout_s=legal.timeout_s)
-    disagreements = [[wire, missing, extra] for wire, missing, extra in check.disagreements]
-    return check.passed, check.summary(), [], disagreements, float(check.agreed)
+    return check.passed, check.summary(), [], list(check.disagreements), float(check.agreed)
 
 
 def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
