@@ -19,10 +19,11 @@ from arena.course.config import CourseError
 from arena.course.final import FinalError
 from arena.course.server import ServeError
 from arena.tournament.config import TournamentError
+from arena.tournament.store import StoreError
 
 _guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
 _final_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, FinalError,
-                                     TournamentError, SandboxUnavailable))
+                                     TournamentError, StoreError, SandboxUnavailable))
 _server_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, BadInput, AccountError,
                                        ServeError, SubmitError, SandboxUnavailable))
 
@@ -371,6 +372,8 @@ def cmd_final(args: argparse.Namespace) -> int:
     else:
         status = final.final_status(course)
     print(final.status_text(status))
+    if (args.start or args.rerun) and status.state == final.RUNNING:
+        return 1  # some games could not be played (the log says why): --start again resumes
     return EXIT_OK
 
 

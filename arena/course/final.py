@@ -20,9 +20,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import re
 import shlex
 import threading
+import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -165,21 +167,30 @@ def check(config: CourseConfig) -> FinalSettings:
     from arena.course.privacy import pseudonyms_on
 
     found = settings(config)
-    extensions(config)
+    if _phases_deadline_for() is None:  # else [extensions] is phases.py's to read
+        extensions(config)
     pseudonyms_on(config)
     grades.settings(config)
     return found
 
 
-def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
-    """The student's own last deadline (the course's plus its extension); None: no deadline.
-    arena.course.phases.deadline_for where that module is present (it owns the rule)."""
+def _phases_deadline_for() -> Any:
+    """arena.course.phases.deadline_for where that module is present (it owns the rule), else None."""
     try:
         from arena.course.phases import deadline_for as phases_deadline_for  # type: ignore[attr-defined]
     except ImportError:
-        last = _last_deadline(config)
-        return None if last is None else last + extensions(config).get(student_id, timedelta())
-    return phases_deadline_for(config, student_id)
+        return None
+    return phases_deadline_for
+
+
+def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
+    """The student's own last deadline (the course's last deadline plus its extension); None: no
+    deadline. arena.course.phases.deadline_for's answer where that module is present."""
+    theirs = _phases_deadline_for()
+    if theirs is not None:
+        return theirs(config, student_id)
+    last = _last_deadline(config)
+    return None if last is None else last + extensions(config).get(student_id, timedelta())
 
 
 def final_deadline(config: CourseConfig) -> datetime | None:
@@ -187,7 +198,9 @@ def final_deadline(config: CourseConfig) -> datetime | None:
     last = _last_deadline(config)
     if last is None:
         return None
-    return last + max(extensions(config).values(), default=timedelta())
+    granted = config.sections.get("extensions", {})
+    ids = list(granted) if isinstance(granted, dict) else []
+    return max([last, *(d for d in (deadline_for(config, sid) for sid in ids) if d is not None)])
 
 
 # --- the entrants and the tournament ---
@@ -289,7 +302,6 @@ def final_tournament(course: Course, run: int | None = None) -> tconfig.Tourname
     """The final as a tournament (arena.tournament.config): run `run`'s file as written when it
     started, or (None, no run yet) the one a start would play now. TournamentError or FinalError
     when it cannot be made (fewer than two bots)."""
-    path = None
     if run is None:
         last = _last_run(course)
         run = last["run"] if last is not None else None
@@ -298,23 +310,22 @@ def final_tournament(course: Course, run: int | None = None) -> tconfig.Tourname
         if path.is_file():
             return tconfig.load(path)
     bots = [(e.bot, e.command) for e in entrants(course)]
-    path = final_dir(course) / "final-next.toml"
-    return tconfig.from_dict(_parse(_tournament_text(course, 0, bots)), path)
+    text = _tournament_text(course, 0, bots)
+    return tconfig.from_dict(tomllib.loads(text), final_dir(course) / "final-next.toml")
 
 
-def _parse(text: str) -> dict[str, Any]:
-    import tomllib
-
-    return tomllib.loads(text)
+def _played(last: Any) -> FinalError:
+    return FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); rerun it to "
+                      "play it again from the start")
 
 
 def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
-    """The run to play: the unfinished last one (resumed), or a new one with the entrants frozen."""
+    """The run to play: the unfinished last one (resumed), or a new one with the entrants frozen
+    (its tournament file made durable before its row is committed)."""
     last = _last_run(course)
     if last is not None and not rerun:
         if last["finished"] is not None:
-            raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
-                             "rerun it to play it again from the start")
+            raise _played(last)
         return last["run"], tconfig.load(final_dir(course) / f"final-{last['run']}.toml")
     found = entrants(course)
     opponents = settings(course.config).opponents
@@ -326,14 +337,24 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
     folder = final_dir(course)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"final-{run}.toml"
-    tournament = tconfig.from_dict(_parse(text), path)  # checked before anything is recorded
-    path.write_text(text, encoding="utf-8")
+    tournament = tconfig.from_dict(tomllib.loads(text), path)  # checked before anything is recorded
+    _write_durably(path, text)
     with course.store.write() as db:
         db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
         db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
                        "VALUES (?, ?, ?, ?, ?)",
                        [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
     return run, tournament
+
+
+def _write_durably(path: Path, text: str) -> None:
+    """`text` to `path`: a temporary file, fsynced, renamed over it (whole or absent after any stop)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 _running: dict[Path, threading.Thread] = {}
@@ -391,8 +412,7 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
 def _begin_check(course: Course, rerun: bool) -> None:
     last = _last_run(course)
     if last is not None and last["finished"] is not None and not rerun:
-        raise FinalError(f"the final was played (run {last['run']}, finished {last['finished']}); "
-                         "rerun it to play it again from the start")
+        raise _played(last)
     if (last is None or rerun) and not entrants(course):
         raise FinalError("the final needs bots: no student has a bot qualified before their deadline")
 
@@ -487,11 +507,13 @@ def publish_final(course: Course) -> FinalStatus:
 
 
 def due(course: Course, now: datetime | None = None) -> bool:
-    """The season clock's question: should the final start (or resume) now? True once every
-    student's deadline has passed and the last run is unfinished or there is none (and no final
-    thread of this process is playing, and no other process holds its run's lock)."""
+    """The season clock's question: should the final start (or resume) now? True for a course with
+    a `[final]` section once every student's deadline has passed and the last run is unfinished or
+    there is none (and no final thread of this process is playing, and no other process holds its
+    run's lock). Without `[final]` staff start it themselves (`arena course final DIR --start`)."""
     when = final_deadline(course.config)
-    if when is None or (now or utc_now()) < when or is_running(course):
+    if "final" not in course.config.sections or when is None or (now or utc_now()) < when \
+            or is_running(course):
         return False
     last = _last_run(course)
     if last is None:
