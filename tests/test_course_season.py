@@ -63,7 +63,7 @@ LAUNCHERS = [
 ]
 """A student's bot that is a shipped bot, run through the SDK (as `python -m bots NAME`), written
 seven ways: seven students each hand in one of them, and none is a copy of another's."""
-KNOWN = {"s01": "random", "s02": "greedy", "s03": "alphabeta", "s04": "champion", "s22": "greedy"}
+KNOWN = {"s01": "random", "s02": "greedy", "s03": "champion", "s04": "champion", "s22": "greedy"}
 """Students whose only version is a shipped bot (s21 and s24 get theirs in a second version)."""
 ACTIVE_BOT = {**KNOWN, "s21": "alphabeta", "s24": "champion"}
 """The shipped bot each of those students ends the season with."""
@@ -289,6 +289,7 @@ class Season:
         self.kit = build_kit(directory.parent / "kit")
         # deadlines on whole seconds: the store keeps an upload's time to the second
         self.start = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
+        print(f"the C++ kit built in {time.monotonic() - self.started:.1f} s")
         with open(directory / "course.toml", "a") as f:
             f.write(season_toml(self.start))
         self.directory = directory
@@ -389,6 +390,11 @@ def play_season(s: Season) -> None:
     s.at(P1_S + 0.3)
     fixed = s.upload("s21", "fixed.py", LAUNCHER_OF["s21"].format(name="alphabeta"))
     assert fixed.status_code == 201, fixed.text
+    # after phase 2 staff look who passed so far (the checks of the versions judged run now, once)
+    s.at(P2_S + 0.3)
+    early = threading.Thread(target=lambda: run_arena("course", "phases", str(s.directory), cwd=s.directory,
+                                                      timeout=240))
+    early.start()
     # after the last deadline: s23 is refused, s24 (an extension) is not
     s.at(P3_S + 0.3)
     late = s.upload("s23", "late.py", LAUNCHERS[0].format(name="greedy"))
@@ -400,8 +406,11 @@ def play_season(s: Season) -> None:
     # the final starts by itself once s24's deadline has passed; kill -9 in the middle of it
     s.at(P3_S + EXTENSION_S)
     # meanwhile staff ask who passed each phase (its score games and move-generation checks run now)
-    phases = threading.Thread(target=lambda: s.phases.append(
-        run_arena("course", "phases", str(s.directory), cwd=s.directory, timeout=240)))
+    def after_the_deadlines() -> None:
+        early.join()  # one `arena course phases` at a time: each plays the checks not kept yet
+        s.phases.append(run_arena("course", "phases", str(s.directory), cwd=s.directory, timeout=240))
+
+    phases = threading.Thread(target=after_the_deadlines)
     phases.start()
     from arena.course.final import final_status
     from arena.tournament.store import StoreError
@@ -418,6 +427,7 @@ def play_season(s: Season) -> None:
                         "the final did not start and play 4 games")
     assert status.state == "running" and status.played < status.planned, status
     s.before_kill = stored_games(status.results_dir)
+    print(f"kill -9 at {s.now_s():.1f} s into the season: {status.played} of {status.planned} final games in")
     s.server.kill()
     s.server = Server(s.directory, concurrency=2)  # the season clock resumes the final at once
     s.url = s.server.url
@@ -425,6 +435,7 @@ def play_season(s: Season) -> None:
                "the final did not finish after a restart")
     s.final_done_s = s.now_s()
     phases.join()
+    print(f"the final finished {s.final_done_s:.1f} s into the season, the phase checks {s.now_s():.1f} s")
     course.close()
 
 
@@ -743,8 +754,9 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, browse
     rows = browser.find_elements(By.CSS_SELECTOR, "#final-standings tbody tr")
     assert [r.get_attribute("data-bot") for r in rows] == [r["bot"] for r in frame]
     browser.find_element(By.ID, "final-publish").click()
-    test_site.wait_for(lambda: browser.find_element(By.ID, "final-state").text == "published",
-                       what="the final published")
+    test_site.wait_for(lambda: browser.execute_script(
+        "const e = document.getElementById('final-state'); return e && e.textContent") == "published",
+        what="the final published")
     assert final_status(course).state == "published"
     assert (season.directory / "final" / "site" / "index.html").is_file()
     assert "published the final" in staff.get("/staff/audit").text
