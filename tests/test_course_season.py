@@ -90,6 +90,22 @@ class Slow(Bot):
 
 Slow().run()
 '''
+LATE_BOT = '''import time
+from bots.sdk import Bot
+
+
+class LateMover(Bot):
+    """Plays its first legal move, on time while qualifying; after its third move, in any other
+    game, too slowly: it loses those on time (the final's timeout penalty)."""
+
+    def choose(self, state, time_left):
+        if self.ply >= 6 and not self.game_id.startswith("qualify-"):
+            time.sleep(3 * time_left)
+        return self.legal[0]
+
+
+LateMover().run()
+'''
 ORIGINAL = '''"""Domineering by alpha-beta over the difference in mobility (a student's own bot)."""
 import time
 
@@ -375,7 +391,7 @@ def play_season(s: Season) -> None:
     # phase 1: who hands in does so at once, with a report (s22 forgets it); the C++ kits last
     uploads = [(sid, f"{bot}_{sid}.py", LAUNCHER_OF[sid].format(name=bot), sid != "s22")
                for sid, bot in KNOWN.items()]
-    uploads += [("s05", "syntax.py", SYNTAX_ERROR_BOT, True), ("s06", "broken.py", "def f(:\n", True),
+    uploads += [("s05", "syntax.py", SYNTAX_ERROR_BOT, True), ("s06", "late_mover.py", LATE_BOT, True),
                 ("s13", "mobility.py", ORIGINAL, True), ("s14", "myplayer.py", PLANTED, True),
                 ("s17", "raises.py", RAISING_BOT, True), ("s18", "syntax.py", SYNTAX_ERROR_BOT, True),
                 ("s19", "illegal.py", ILLEGAL_BOT, True), ("s20", "slow.py", SLOW_BOT, True),
@@ -476,8 +492,8 @@ def test_every_upload_ends_in_one_final_status(season):
     shown = {sid: [(x.status, x.reason) for x in found] for sid, found in subs.items() if found}
     qualified = [("qualified", None)]
     assert shown == {
-        **{sid: qualified for sid in ("s01", "s02", "s03", "s04", "s13", "s14", "s15", "s16", "s22")},
-        "s05": [("failed", "compile error")], "s06": [("failed", "compile error")],
+        **{sid: qualified for sid in ("s01", "s02", "s03", "s04", "s06", "s13", "s14", "s15", "s16", "s22")},
+        "s05": [("failed", "compile error")],
         "s17": [("failed", "crashed")], "s18": [("failed", "compile error")],
         "s19": [("failed", "illegal move")], "s20": [("failed", "timeout")],
         "s21": [("failed", "crashed"), ("qualified", None)], "s24": qualified * 2,
@@ -505,13 +521,13 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season):
         first = subs[sid][0] if subs[sid] else None
         return {sid} if first and datetime.fromisoformat(first.created) < deadlines[phase] else set()
 
-    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s13", "s14", "s24"} \
+    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s24"} \
         | in_time("s15", "interface") | in_time("s16", "interface")
     assert "no report with it" in by["interface", "s22"].evidence
     assert "no upload" in by["interface", "s23"].evidence
     assert "no qualified version (v1 is failed: crashed)" in by["interface", "s21"].evidence
-    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s13", "s14", "s21", "s22", "s24"} \
-        | in_time("s15", "move generation"), [(r.student_id, r.evidence) for r in results
+    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s21", "s22",
+                                         "s24"} | in_time("s15", "move generation"), [(r.student_id, r.evidence) for r in results
                                                if r.phase == "move generation"]
     if in_time("s16", "move generation"):
         assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
@@ -608,6 +624,7 @@ def test_grades_csv_follows_the_standings_and_the_rules(season):
         assert float(row["bonus"]) == pytest.approx(bonus), (sid, row)
         assert int(row["time forfeits"]) == forfeits and float(row["penalty"]) == 2 * forfeits, (sid, row)
     assert sum(float(r["bonus"]) for r in rows.values()) == pytest.approx(10)
+    assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the late mover
 
 
 def test_the_planted_copy_tops_the_similarity_list_and_the_kit_bots_are_not_flagged(season):
