@@ -49,9 +49,11 @@ NAMES = ["Ada Lovelace", "Alan Turing", "Grace Hopper", "Katherine Johnson", "Ed
          "Hedy Lamarr", "Seymour Cray", "Annie Easley", "Peter Naur", "Mary Allen Wilkes"]
 ROSTER = [(f"s{n:02d}", name, f"s{n:02d}@example.org", "AB"[n % 2]) for n, name in enumerate(NAMES, 1)]
 
-STRENGTH = {"random": 1, "greedy": 2, "alphabeta": 3, "champion": 3}
-"""The reference bots' known order on 5x5 Domineering (alphabeta and champion are level there:
-each wins about as often as the other)."""
+STRENGTH = {"random": 1, "greedy": 2, "alphabeta": 2, "champion": 3}
+"""The shipped bots' known order on 5x5 Domineering at 0.2 s a move from the ladder's random
+two-move openings, measured over 12 games a pairing: champion beat greedy 8-4 and alphabeta 9-3,
+alphabeta and greedy split 7-5 (its three plies rarely fit in the time; then it answers as greedy
+does), and random loses to all of them."""
 LAUNCHERS = [
     '__import__("bots").load("{name}")().run()\n',
     'import bots\nbots.load("{name}")().run()\n',
@@ -526,9 +528,9 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season):
     assert "no report with it" in by["interface", "s22"].evidence
     assert "no upload" in by["interface", "s23"].evidence
     assert "no qualified version (v1 is failed: crashed)" in by["interface", "s21"].evidence
+    evidence = [(r.student_id, r.evidence) for r in results if r.phase == "move generation"]
     assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s21", "s22",
-                                         "s24"} | in_time("s15", "move generation"), [(r.student_id, r.evidence) for r in results
-                                               if r.phase == "move generation"]
+                                         "s24"} | in_time("s15", "move generation"), evidence
     if in_time("s16", "move generation"):
         assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
     # alpha-beta: two games against random, both won; checked again here from the games themselves
@@ -624,7 +626,7 @@ def test_grades_csv_follows_the_standings_and_the_rules(season):
         assert float(row["bonus"]) == pytest.approx(bonus), (sid, row)
         assert int(row["time forfeits"]) == forfeits and float(row["penalty"]) == 2 * forfeits, (sid, row)
     assert sum(float(r["bonus"]) for r in rows.values()) == pytest.approx(10)
-    assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the late mover
+    assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the slow one
 
 
 def test_the_planted_copy_tops_the_similarity_list_and_the_kit_bots_are_not_flagged(season):
