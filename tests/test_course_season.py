@@ -452,8 +452,8 @@ def play_season(s: Season) -> None:
     wait_until(lambda: (lambda st: st and st.state == "finished")(status_now()), 90,
                "the final did not finish after a restart")
     s.final_done_s = s.now_s()
-    phases.join()
-    print(f"the final finished {s.final_done_s:.1f} s into the season, the phase checks {s.now_s():.1f} s")
+    s.phases_thread = phases
+    print(f"the final finished {s.final_done_s:.1f} s into the season")
     course.close()
 
 
@@ -475,7 +475,7 @@ def stored_games(results_dir: Path) -> dict[str, str]:
     return {g.record.game_id: g.record.started_at for g in games}
 
 
-# --- what the season left ---
+# --- what the season left (the phases' tests further down: their checks finish meanwhile) ---
 
 def season_of(course):
     from arena.course.phases import season
@@ -503,52 +503,6 @@ def test_every_upload_ends_in_one_final_status(season):
     assert "s23" not in shown  # the late upload was refused, and nothing kept
     assert season.late_refusal.startswith("uploads are frozen: the last deadline was ")
     assert [x.active for x in subs["s24"]] == [False, True]  # the upload in its extension counts
-
-
-def test_each_phase_pass_list_is_right_with_its_evidence(season):
-    from arena.course.phases import phase_game, phase_results
-
-    done = season.phases[0]
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    course = season.course()
-    results = phase_results(course)  # the checks `arena course phases` ran are kept: none runs again
-    passed = {p: {r.student_id for r in results if r.phase == p and r.passed}
-              for p in ("interface", "move generation", "alpha-beta")}
-    by = {(r.phase, r.student_id): r for r in results}
-    deadlines = {p.name: p.deadline for p in season_of(course).phases}
-    subs = submissions(course)
-
-    def in_time(sid: str, phase: str) -> set[str]:  # the C++ kits: uploaded once the kit was built
-        first = subs[sid][0] if subs[sid] else None
-        return {sid} if first and datetime.fromisoformat(first.created) < deadlines[phase] else set()
-
-    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s24"} \
-        | in_time("s15", "interface") | in_time("s16", "interface")
-    assert "no report with it" in by["interface", "s22"].evidence
-    assert "no upload" in by["interface", "s23"].evidence
-    assert "no qualified version (v1 is failed: crashed)" in by["interface", "s21"].evidence
-    evidence = [(r.student_id, r.evidence) for r in results if r.phase == "move generation"]
-    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s21", "s22",
-                                         "s24"} | in_time("s15", "move generation"), evidence
-    if in_time("s16", "move generation"):
-        assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
-    # alpha-beta: two games against random, both won; checked again here from the games themselves
-    for sid in subs:
-        r = by["alpha-beta", sid]
-        if r.submission_id is None:
-            assert not r.passed and sid not in ACTIVE_BOT, (sid, r.evidence)
-            continue
-        records = [phase_game(course, gid) for gid in r.game_ids if not gid.startswith("qualify-")]
-        assert len(records) == 2, (sid, r.game_ids)
-        bot = next(p for p in records[0].players if p != "random")
-        won = sum(1 for rec in records if rec.winner_seat() is not None
-                  and rec.players[rec.winner_seat()] == bot)
-        assert r.passed == (won == 2), (sid, r.evidence, won)
-    assert by["alpha-beta", "s04"].passed and by["alpha-beta", "s24"].passed  # champion beats random
-    assert by["alpha-beta", "s24"].submission_id == season.extended_id  # judged on the extension's upload
-    for phase, sid in (("interface", "s22"), ("move generation", "s16"), ("alpha-beta", "s24")):
-        assert by[phase, sid].evidence in out, (phase, sid)  # the command prints the same evidence
 
 
 def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(season):
@@ -585,48 +539,6 @@ def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(se
     assert code == 0, err
     table = out.split("\n\n")[1]  # the standings table, as `arena standings` prints it
     assert table.strip() and table in shown
-
-
-def test_grades_csv_follows_the_standings_and_the_rules(season):
-    from arena.course.final import final_status
-    from arena.tournament import standings as st
-
-    code, _, err = arena("course", "grades", str(season.directory))
-    assert code == 0, err
-    text = (season.directory / "grades.csv").read_text()
-    notes = [line for line in text.splitlines() if line.startswith("#")]
-    assert any("ranked by points" in n for n in notes), notes  # the tie-break order is said
-    lines = [line for line in text.splitlines() if not line.startswith("#")]
-    rows = {r["id"]: r for r in csv.DictReader(lines)}
-    assert len(rows) == 30
-    course = season.course()
-    status = final_status(course)
-    frame = status.standings.tables[0].frame.to_dict("records")
-    _, games = st.load(status.results_dir)
-    timeouts: dict[str, int] = {}
-    for g in games:
-        forfeit = g.record.forfeit or {}
-        for side in [forfeit, *forfeit.get("both", [])]:
-            if side.get("reason") == "timeout":
-                bot = g.record.players[side["seat"]]
-                timeouts[bot] = timeouts.get(bot, 0) + 1
-    places = {}
-    for row in frame:
-        sid = status.students[row["bot"]]
-        level = [r for r in frame if r["rank"] == row["rank"]]
-        first = 1 + sum(1 for r in frame if r["rank"] < row["rank"])
-        bonus = sum([5, 3, 2][p - 1] for p in range(first, first + len(level)) if p <= 3) / len(level)
-        places[sid] = (first, len(level), bonus, timeouts.get(row["bot"], 0))
-    for sid, row in rows.items():
-        if sid not in places:
-            assert row["final rank"] == "" and row["bonus"] == "0", row
-            continue
-        first, shared, bonus, forfeits = places[sid]
-        assert row["final rank"] == f"{first}{'=' if shared > 1 else ''}", (sid, row)
-        assert float(row["bonus"]) == pytest.approx(bonus), (sid, row)
-        assert int(row["time forfeits"]) == forfeits and float(row["penalty"]) == 2 * forfeits, (sid, row)
-    assert sum(float(r["bonus"]) for r in rows.values()) == pytest.approx(10)
-    assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the slow one
 
 
 def test_the_planted_copy_tops_the_similarity_list_and_the_kit_bots_are_not_flagged(season):
@@ -728,7 +640,104 @@ def test_a_student_sees_the_leaderboard_its_chart_and_watches_an_unrated_game(se
     assert {path: v for path, v in found.items() if v} == {}
 
 
-def test_staff_see_phases_grades_similarity_and_publish_the_final(season, browser, shots, axe_source):
+@pytest.fixture(scope="module")
+def phases_checked(season):
+    """What `arena course phases DIR` answered after the last deadline, once its checks are done
+    (the tests before this one ran meanwhile; those after may read the phases' results)."""
+    season.phases_thread.join()
+    print(f"the phase checks were done {season.now_s():.1f} s into the season")
+    return season.phases[0]
+
+
+def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked):
+    from arena.course.phases import phase_game, phase_results
+
+    assert phases_checked.returncode == 0, phases_checked.stderr
+    out = phases_checked.stdout
+    course = season.course()
+    results = phase_results(course)  # the checks `arena course phases` ran are kept: none runs again
+    passed = {p: {r.student_id for r in results if r.phase == p and r.passed}
+              for p in ("interface", "move generation", "alpha-beta")}
+    by = {(r.phase, r.student_id): r for r in results}
+    deadlines = {p.name: p.deadline for p in season_of(course).phases}
+    subs = submissions(course)
+
+    def in_time(sid: str, phase: str) -> set[str]:  # the C++ kits: uploaded once the kit was built
+        first = subs[sid][0] if subs[sid] else None
+        return {sid} if first and datetime.fromisoformat(first.created) < deadlines[phase] else set()
+
+    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s24"} \
+        | in_time("s15", "interface") | in_time("s16", "interface")
+    assert "no report with it" in by["interface", "s22"].evidence
+    assert "no upload" in by["interface", "s23"].evidence
+    assert "no qualified version (v1 is failed: crashed)" in by["interface", "s21"].evidence
+    evidence = [(r.student_id, r.evidence) for r in results if r.phase == "move generation"]
+    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s21", "s22",
+                                         "s24"} | in_time("s15", "move generation"), evidence
+    if in_time("s16", "move generation"):
+        assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
+    # alpha-beta: two games against random, both won; checked again here from the games themselves
+    for sid in subs:
+        r = by["alpha-beta", sid]
+        if r.submission_id is None:
+            assert not r.passed and sid not in ACTIVE_BOT, (sid, r.evidence)
+            continue
+        records = [phase_game(course, gid) for gid in r.game_ids if not gid.startswith("qualify-")]
+        assert len(records) == 2, (sid, r.game_ids)
+        bot = next(p for p in records[0].players if p != "random")
+        won = sum(1 for rec in records if rec.winner_seat() is not None
+                  and rec.players[rec.winner_seat()] == bot)
+        assert r.passed == (won == 2), (sid, r.evidence, won)
+    assert by["alpha-beta", "s04"].passed and by["alpha-beta", "s24"].passed  # champion beats random
+    assert by["alpha-beta", "s24"].submission_id == season.extended_id  # judged on the extension's upload
+    for phase, sid in (("interface", "s22"), ("move generation", "s16"), ("alpha-beta", "s24")):
+        assert by[phase, sid].evidence in out, (phase, sid)  # the command prints the same evidence
+
+
+def test_grades_csv_follows_the_standings_and_the_rules(season, phases_checked):
+    from arena.course.final import final_status
+    from arena.tournament import standings as st
+
+    code, _, err = arena("course", "grades", str(season.directory))
+    assert code == 0, err
+    text = (season.directory / "grades.csv").read_text()
+    notes = [line for line in text.splitlines() if line.startswith("#")]
+    assert any("ranked by points" in n for n in notes), notes  # the tie-break order is said
+    lines = [line for line in text.splitlines() if not line.startswith("#")]
+    rows = {r["id"]: r for r in csv.DictReader(lines)}
+    assert len(rows) == 30
+    course = season.course()
+    status = final_status(course)
+    frame = status.standings.tables[0].frame.to_dict("records")
+    _, games = st.load(status.results_dir)
+    timeouts: dict[str, int] = {}
+    for g in games:
+        forfeit = g.record.forfeit or {}
+        for side in [forfeit, *forfeit.get("both", [])]:
+            if side.get("reason") == "timeout":
+                bot = g.record.players[side["seat"]]
+                timeouts[bot] = timeouts.get(bot, 0) + 1
+    places = {}
+    for row in frame:
+        sid = status.students[row["bot"]]
+        level = [r for r in frame if r["rank"] == row["rank"]]
+        first = 1 + sum(1 for r in frame if r["rank"] < row["rank"])
+        bonus = sum([5, 3, 2][p - 1] for p in range(first, first + len(level)) if p <= 3) / len(level)
+        places[sid] = (first, len(level), bonus, timeouts.get(row["bot"], 0))
+    for sid, row in rows.items():
+        if sid not in places:
+            assert row["final rank"] == "" and row["bonus"] == "0", row
+            continue
+        first, shared, bonus, forfeits = places[sid]
+        assert row["final rank"] == f"{first}{'=' if shared > 1 else ''}", (sid, row)
+        assert float(row["bonus"]) == pytest.approx(bonus), (sid, row)
+        assert int(row["time forfeits"]) == forfeits and float(row["penalty"]) == 2 * forfeits, (sid, row)
+    assert sum(float(r["bonus"]) for r in rows.values()) == pytest.approx(10)
+    assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the slow one
+
+
+def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases_checked, browser, shots,
+                                                                 axe_source):
     from selenium.webdriver.common.by import By
 
     from arena.course.phases import phase_results
