@@ -49,6 +49,7 @@ class SeasonPages:
         views.env.globals["ladder_on"] = "ladder" in self.course.config.sections
 
     def routes(self) -> list[Route]:
+        """The season's URLs (create_app adds them to the app's own)."""
         return [
             Route("/ladder", self.leaderboard),
             Route("/ladder/students/{sid}", self.history),
