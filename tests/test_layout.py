@@ -36,7 +36,7 @@ ONLY_IN = {
     "pyseccomp": ("arena/cell/seccomp.py",),
     "pandas": ("arena/tournament/standings.py", "arena/site/"),
     "tabulate": ("arena/tournament/standings.py", "arena/site/"),
-    "starlette": ("arena/course/app.py",),
+    "starlette": ("arena/course/app.py", "arena/course/season_pages.py"),  # the web app: its pages
     "uvicorn": ("arena/course/server.py",),
     "argon2": ("arena/course/accounts.py",),
     "openskill": ("arena/course/ladder.py",),

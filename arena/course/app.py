@@ -35,8 +35,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
+from arena.course import phases
 from arena.course.accounts import Account, AccountError, Accounts, session_secret
 from arena.course.archives import Refused
+from arena.course.season_pages import SeasonPages
 from arena.course.service import Course, StudentRow, Submission
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
@@ -228,6 +230,7 @@ class CourseApp:
             row = next((r for r in rows if r.student.id == student_id), None)
         return self.render(request, "student.html", status, student=student, submissions=subs, error=error,
                            protocols=PROTOCOLS, config=self.course.config, row=row,
+                           report_max=report_max_bytes(self.course), report_phases=report_phases(self.course),
                            submitted=request.query_params.get("submitted", ""))
 
     async def my_statuses(self, request: Request) -> Response:
@@ -259,13 +262,13 @@ class CourseApp:
         length = request.headers.get("content-length", "")
         if not length.isdigit():
             return "the upload did not say its length (Content-Length); send it as a browser or curl does"
-        if int(length) > limit + FORM_OVERHEAD_BYTES:
+        if int(length) > limit + report_max_bytes(self.course) + FORM_OVERHEAD_BYTES:
             return f"too big: {int(length):,} bytes; a submission may have at most {limit:,} bytes"
         return ""
 
     async def store_upload(self, account: Account, form: FormData) -> Submission:
-        """Store the form's file as a submission of `account` (Refused says why not); the course
-        wakes its workers."""
+        """Store the form's file (and the report beside it, when one was chosen) as a submission of
+        `account` (Refused says why not); the course wakes its workers."""
         upload = form.get("file")
         if not isinstance(upload, UploadFile) or not upload.filename:
             raise Refused("no file: choose your bot's source file (.py, or any file with protocol = stdio) "
@@ -276,7 +279,9 @@ class CourseApp:
         limit = self.course.config.upload_max_bytes
         data = await upload.read(limit + 1)
         name = Path(upload.filename.replace("\\", "/")).name
-        return await run_in_threadpool(self.course.submit, account.id, name, data, protocol)
+        report = await read_report(form, report_max_bytes(self.course))
+        return await run_in_threadpool(lambda: self.course.submit(account.id, name, data, protocol,
+                                                                  report=report))
 
     # --- one submission ---
     async def submission_view(self, request: Request) -> Response:
@@ -466,7 +471,7 @@ class CourseApp:
         if too_big:
             return api_error(too_big, 413)
         try:
-            s = await self.store_upload(account, await request.form(max_files=1, max_fields=4))
+            s = await self.store_upload(account, await request.form(max_files=2, max_fields=4))
         except Refused as exc:
             return api_error(str(exc), 400)
         return JSONResponse(submission_json(s), status_code=201, headers=NO_STORE)
@@ -491,6 +496,32 @@ def json_for_script(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
 
 
+def report_phases(course: Course) -> list[str]:
+    """The names of the phases that take a report (course.toml's [[phases]] with report = true)."""
+    return [p.name for p in phases.season(course.config).phases if p.report]
+
+
+def report_max_bytes(course: Course) -> int:
+    """The largest report an upload may carry (0 where no phase asks for one); the course's
+    submit checks it against the current phase's own limit."""
+    return max((p.report_max_bytes for p in phases.season(course.config).phases if p.report), default=0)
+
+
+async def read_report(form: FormData, limit: int) -> tuple[str, bytes] | None:
+    """(file name, bytes) of the form's report, None when none was chosen; Refused for one too
+    big or a report where no phase takes one."""
+    upload = form.get("report")
+    if not isinstance(upload, UploadFile) or not upload.filename:
+        return None
+    if not limit:
+        raise Refused("this course takes no reports: leave the report field empty")
+    data = await upload.read(limit + 1)
+    name = Path(upload.filename.replace("\\", "/")).name
+    if len(data) > limit:
+        raise Refused(f"report {name} too big: a report may have at most {limit / 1e6:g} MB")
+    return name, data
+
+
 def game_rows(records: list[Any]) -> list[dict[str, Any]]:
     """A submission's qualification games as its page lists them."""
     return [{"n": i, "players": list(r.players), "result": site_model.result(r),
@@ -509,7 +540,7 @@ def csrf_token(request: Request) -> str:
 
 async def checked_form(request: Request) -> FormData:
     """The POST's form, after checking its CSRF token against the session's: 403 without it."""
-    form = await request.form(max_files=1, max_fields=20)
+    form = await request.form(max_files=2, max_fields=20)  # a bot and its report
     sent, expected = form.get("csrf"), request.session.get("csrf")
     if not (isinstance(sent, str) and isinstance(expected, str) and hmac.compare_digest(sent, expected)):
         raise HTTPException(403, "the form had no valid CSRF token: reload the page and send it again")
@@ -610,6 +641,7 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/api/submissions", views.api_submit, methods=["POST"]),
         Route("/api/submissions", views.api_list, methods=["GET"]),
         Route("/api" + sub, views.submission_status),
+        *SeasonPages(views).routes(),
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),
     ]

@@ -595,21 +595,27 @@ class LadderRunner:
             self._thread.join(timeout_s)
 
     def run_once(self) -> int:
-        """Play what is due now; how many ladder games were played."""
+        """Play what is due now, one ladder game at a time (each asked of `due` after the last
+        was recorded: a game a student asks for meanwhile goes next, and pairings see the newest
+        ratings); how many ladder games were played. A game that could not be played ends the
+        round (the next poll tries again), so a bot that cannot start does not spin the loop."""
         played = 0
-        for spec in self.ladder.due(self.clock()):
-            if self._stopping.is_set():
+        while not self._stopping.is_set():
+            due = self.ladder.due(self.clock(), limit=1)
+            if not due:
                 break
+            spec = due[0]
             try:
                 records = self.play([spec])
             except Exception as exc:  # a bot that cannot start, a sandbox refused: that game only
                 log.warning("ladder %s: %s", spec.match_id, exc)
                 self.ladder.fail(spec.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0])
-                continue
+                break
             self.ladder.record(records, self.clock())
+            played += 1
             if len(records) < len(spec.game_numbers):
                 self.ladder.fail(spec.match_id, "not every game of the pair was played")
-            played += 1
+                break
         self.played += played
         return played
 
