@@ -126,6 +126,13 @@ def test_entrants_follow_each_students_own_deadline(season: Path) -> None:
     assert final.final_deadline(course.config) == DEADLINE + timedelta(hours=1)
     assert not final.due(course, now=DEADLINE + timedelta(minutes=59))
     assert final.due(course, now=DEADLINE + timedelta(hours=1))
+    store = course.store  # an upload made in time and not judged yet holds the final back
+    pending = store.add_submission(NewSubmission("s001", "bot.py", "v1", "python", store.put_file(
+        b"x = 1\n"), 6), BEFORE + timedelta(minutes=1), 0)
+    assert final.still_judged(course) and not final.due(course, now=DEADLINE + timedelta(hours=1))
+    assert store.claim() == pending
+    store.finish(pending, "failed", "crashed", "a test's stand-in verdict")
+    assert not final.still_judged(course) and final.due(course, now=DEADLINE + timedelta(hours=1))
     assert all(e.bot == privacy.pseudonym(course, e.student_id) for e in found.values())
     tournament = final.final_tournament(course)
     assert tournament.total_games() == FIELD_GAMES and tournament.time_control.per_move == 0.05

@@ -517,8 +517,23 @@ def due(course: Course, now: datetime | None = None) -> bool:
         return False
     last = _last_run(course)
     if last is None:
-        return True
+        return not still_judged(course)
     return last["finished"] is None and not _locked(final_dir(course) / f"final-{last['run']}" / "run.lock")
+
+
+def still_judged(course: Course) -> bool:
+    """Whether an enabled student's submission uploaded before its deadline is still queued, building
+    or testing: the season clock waits for its verdict, so a bot uploaded in time is not left out of
+    the final for being built late."""
+    for student in course.store.student_rows():
+        if student["disabled"]:
+            continue
+        deadline = deadline_for(course.config, student["id"])
+        if any(r["status"] not in ("qualified", "failed")
+               and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)
+               for r in course.store.submission_rows(student["id"])):
+            return True
+    return False
 
 
 def _locked(path: Path) -> bool:
