@@ -84,6 +84,17 @@ class CourseConfig:
         """The one-line error for a bad `key` of course.toml (dotted: "final.format")."""
         return CourseError(f"{self.path}: {key}: {why}")
 
+    def section(self, name: str, keys: set[str] | frozenset[str]) -> dict[str, Any]:
+        """The season's section `name` as written (empty when left out), checked to be a table of
+        `keys` only; CourseError names the first bad key."""
+        raw = self.sections.get(name, {})
+        if not isinstance(raw, dict):
+            raise self.error(name, f"must be a table ([{name}]), got {raw!r}")
+        unknown = sorted(set(raw) - set(keys))
+        if unknown:
+            raise self.error(f"{name}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(keys))})")
+        return raw
+
 
 def load(directory: str | Path) -> CourseConfig:
     """The course of `directory` (its course.toml); CourseError names the file and the bad key."""

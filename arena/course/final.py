@@ -21,7 +21,6 @@ import dataclasses
 import json
 import logging
 import os
-import re
 import shlex
 import threading
 import tomllib
@@ -30,6 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from arena.course import phases
 from arena.course.store import iso, utc_now
 from arena.tournament import config as tconfig
 
@@ -81,12 +81,7 @@ class FinalSettings:
 
 def settings(config: CourseConfig) -> FinalSettings:
     """The `[final]` section (defaults without one); CourseError names the bad key."""
-    raw = config.sections.get("final", {})
-    if not isinstance(raw, dict):
-        raise config.error("final", f"must be a table ([final]), got {raw!r}")
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise config.error(f"final.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+    raw = config.section("final", KEYS)
     fmt = raw.get("format", "round-robin")
     if fmt not in FORMATS:
         raise config.error("final.format", f'must be "round-robin", "swiss" or "gauntlet", got {fmt!r}')
@@ -125,40 +120,6 @@ def settings(config: CourseConfig) -> FinalSettings:
                          concurrency=whole("concurrency", 1, 1))
 
 
-DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|h|m|s)\s*$")
-_UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-def extensions(config: CourseConfig) -> dict[str, timedelta]:
-    """`[extensions]`: student id -> its extension ("48h", "2d", "90m", "30s")."""
-    raw = config.sections.get("extensions", {})
-    if not isinstance(raw, dict):
-        raise config.error("extensions", f'must be a table (id = "48h"), got {raw!r}')
-    found = {}
-    for sid, text in raw.items():
-        match = DURATION_RE.match(text) if isinstance(text, str) else None
-        if match is None:
-            raise config.error(f"extensions.{sid}", f'a duration such as "48h", "2d" or "90m", got {text!r}')
-        found[sid] = timedelta(seconds=float(match[1]) * _UNITS[match[2]])
-    return found
-
-
-def _last_deadline(config: CourseConfig) -> datetime | None:
-    """The course's last deadline: `deadline`, or the last `[[phases]]` deadline when later."""
-    moments = [config.deadline] if config.deadline is not None else []
-    phases = config.sections.get("phases", [])
-    for phase in phases if isinstance(phases, list) else []:
-        value = phase.get("deadline") if isinstance(phase, dict) else None
-        if isinstance(value, str):
-            try:
-                value = datetime.fromisoformat(value)
-            except ValueError:
-                value = None
-        if isinstance(value, datetime) and value.tzinfo is not None:
-            moments.append(value)
-    return max(moments) if moments else None
-
-
 def check(config: CourseConfig) -> FinalSettings:
     """Read `[final]`, `[extensions]`, `[privacy]` and `[grading]` (what a final and its grades
     depend on) before anything is played; CourseError names the first bad key. The `[final]`
@@ -167,40 +128,24 @@ def check(config: CourseConfig) -> FinalSettings:
     from arena.course.privacy import pseudonyms_on
 
     found = settings(config)
-    if _phases_deadline_for() is None:  # else [extensions] is phases.py's to read
-        extensions(config)
+    phases.season(config)  # the deadlines and [extensions] the entrants depend on
     pseudonyms_on(config)
     grades.settings(config)
     return found
 
 
-def _phases_deadline_for() -> Any:
-    """arena.course.phases.deadline_for where that module is present (it owns the rule), else None."""
-    try:
-        from arena.course.phases import deadline_for as phases_deadline_for  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return phases_deadline_for
-
-
 def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
-    """The student's own last deadline (the course's last deadline plus its extension); None: no
-    deadline. arena.course.phases.deadline_for's answer where that module is present."""
-    theirs = _phases_deadline_for()
-    if theirs is not None:
-        return theirs(config, student_id)
-    last = _last_deadline(config)
-    return None if last is None else last + extensions(config).get(student_id, timedelta())
+    """The student's own last deadline (arena.course.phases.deadline_for: the course's last deadline
+    plus its extension); None: no deadline."""
+    return phases.deadline_for(config, student_id)
 
 
 def final_deadline(config: CourseConfig) -> datetime | None:
     """When the final starts by itself: the last deadline plus the longest extension (None: never)."""
-    last = _last_deadline(config)
+    last = phases.last_deadline(config)
     if last is None:
         return None
-    granted = config.sections.get("extensions", {})
-    ids = list(granted) if isinstance(granted, dict) else []
-    return max([last, *(d for d in (deadline_for(config, sid) for sid in ids) if d is not None)])
+    return last + max(phases.season(config).extensions.values(), default=timedelta(0))
 
 
 # --- the entrants and the tournament ---

@@ -45,12 +45,7 @@ class GradingSettings:
 
 def settings(config: CourseConfig) -> GradingSettings:
     """The `[grading]` section (defaults without one); CourseError names the bad key."""
-    raw = config.sections.get("grading", {})
-    if not isinstance(raw, dict):
-        raise config.error("grading", f"must be a table ([grading]), got {raw!r}")
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise config.error(f"grading.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+    raw = config.section("grading", KEYS)
     bonus = raw.get("bonus", [5, 3, 2])
     if not isinstance(bonus, list) or not all(_number(b) for b in bonus):
         raise config.error("grading.bonus", f"a list of points, first place first, e.g. [5, 3, 2], "

@@ -115,12 +115,7 @@ class LadderSettings:
 
 def read_settings(config: CourseConfig) -> LadderSettings:
     """`[ladder]` of `config` (defaults where left out); CourseError naming the bad key."""
-    raw = config.sections.get("ladder", {})
-    if not isinstance(raw, dict):
-        raise config.error("ladder", f"must be a table ([ladder]), got {raw!r}")
-    unknown = sorted(set(raw) - KEYS)
-    if unknown:
-        raise config.error(f"ladder.{unknown[0]}", f"unknown key (known: {', '.join(sorted(KEYS))})")
+    raw = config.section("ladder", KEYS)
 
     def number(key: str) -> float:
         value = raw.get(key, DEFAULTS[key])
