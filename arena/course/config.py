@@ -7,7 +7,6 @@ The keys are documented in docs/course.md, section "course.toml".
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import math
 import re
@@ -18,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.cell.limits import Limits
-from arena.match.clock import CLOCK_KINDS, DEFAULT_WALL_FACTOR, TimeControl
+from arena.match.clock import TimeControl
+from arena.tournament.config import read_clock
 
 CONFIG_NAME = "course.toml"
 ROSTER_NAME = "roster.csv"
@@ -172,21 +172,7 @@ class _Reader:
         return game, full
 
     def clock(self, game: str) -> TimeControl:
-        value = self.data.get("time")
-        try:
-            clock = TimeControl.for_game(game) if value is None else TimeControl.parse(str(value))
-        except ValueError as exc:
-            raise self.bad("time", str(exc)) from None
-        kind = self.data.get("clock", "wall")
-        if kind not in CLOCK_KINDS:
-            raise self.bad("clock", f"must be one of {', '.join(map(repr, CLOCK_KINDS))}, got {kind!r}")
-        if "wall_factor" in self.data and kind != "cpu":
-            raise self.bad("wall_factor", 'only for clock = "cpu"')
-        try:
-            return dataclasses.replace(clock, kind=kind,
-                                       wall_factor=self.data.get("wall_factor", DEFAULT_WALL_FACTOR))
-        except ValueError as exc:
-            raise self.bad("wall_factor", str(exc)) from None
+        return read_clock(self.data, game, self.bad)
 
     def limits(self) -> Limits:
         raw = self.data.get("limits", {})

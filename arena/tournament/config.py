@@ -39,6 +39,7 @@ import os
 import re
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,26 +272,7 @@ class _File:
 
     def time(self, game: str) -> TimeControl:
         """`time`, charged as `clock` ("wall" or "cpu") says, with `wall_factor` (TimeControl)."""
-        value = self.data.get("time")
-        try:
-            if value is None:
-                clock = TimeControl.for_game(game)
-            elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                raise ValueError(f"bad time control {value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
-            else:
-                clock = TimeControl.parse(str(value))
-        except ValueError as exc:
-            raise self.bad("time", str(exc)) from None
-        kind = self.data.get("clock", "wall")
-        if kind not in CLOCK_KINDS:
-            raise self.bad("clock", f"must be one of {', '.join(map(repr, CLOCK_KINDS))}, got {kind!r}")
-        if "wall_factor" in self.data and kind != "cpu":
-            raise self.bad("wall_factor", 'only for clock = "cpu"')
-        try:
-            return dataclasses.replace(clock, kind=kind,
-                                       wall_factor=self.data.get("wall_factor", DEFAULT_WALL_FACTOR))
-        except ValueError as exc:
-            raise self.bad("wall_factor", str(exc)) from None
+        return read_clock(self.data, game, self.bad)
 
     def ints(self) -> dict[str, int]:
         """games_per_pairing (even, >= 2), seed, games_per_task (>= 1)."""
@@ -451,3 +433,28 @@ def _split(command: str) -> tuple[str, ...]:
         return tuple(shlex.split(command))
     except ValueError:
         return (command,)
+
+
+def read_clock(data: dict[str, Any], game: str, bad: Callable[[str, str], Exception]) -> TimeControl:
+    """The clock a file's `time`, `clock` ("wall" or "cpu") and `wall_factor` keys give for `game`
+    (its default time where `time` is left out): a tournament file's, and a course's. A bad value
+    raises `bad(key, why)`."""
+    value = data.get("time")
+    try:
+        if value is None:
+            clock = TimeControl.for_game(game)
+        elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise ValueError(f"bad time control {value!r}: use SECONDS (0.5) or BASE+INC (\"60+1\")")
+        else:
+            clock = TimeControl.parse(str(value))
+    except ValueError as exc:
+        raise bad("time", str(exc)) from None
+    kind = data.get("clock", "wall")
+    if kind not in CLOCK_KINDS:
+        raise bad("clock", f"must be one of {', '.join(map(repr, CLOCK_KINDS))}, got {kind!r}")
+    if "wall_factor" in data and kind != "cpu":
+        raise bad("wall_factor", 'only for clock = "cpu"')
+    try:
+        return dataclasses.replace(clock, kind=kind, wall_factor=data.get("wall_factor", DEFAULT_WALL_FACTOR))
+    except ValueError as exc:
+        raise bad("wall_factor", str(exc)) from None
