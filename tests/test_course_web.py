@@ -8,8 +8,10 @@ docs/img/ (docs/course.md shows them).
 """
 from __future__ import annotations
 
+import html
 import io
 import os
+import stat
 import subprocess
 import zipfile
 from pathlib import Path
@@ -86,6 +88,9 @@ def alan(server, links):
     client = signed_in(server.url, links["s002"])
     yield client
     client.close()
+
+
+BUILD = b"#!/bin/sh\necho ./bot\n"
 
 
 def app_routes(course: Path) -> list[tuple[str, str]]:
@@ -249,6 +254,31 @@ def test_a_refused_upload_names_the_problem(ada):
     big = "#" * (5_000_000 + 70_000)
     answer = upload(ada, "big.py", big)
     assert answer.status_code == 413 and "too big" in answer.text
+
+
+def test_unsafe_archives_are_refused_through_the_form_and_nothing_is_stored(ada):
+    """Issue 24's refusals as a student meets them: a zip with a `../` path, one holding a symbolic
+    link, and a zip bomb (a 200 kB upload unpacking past the limit) each get a 400 that names the
+    problem, and none becomes a submission."""
+    before = len(statuses(ada))
+    link = zipfile.ZipInfo("secret")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    cases = [
+        ("up.zip", [("build.sh", BUILD), ("../x", b"x")], "unsafe path '../x' in the archive"),
+        ("link.zip", [("build.sh", BUILD), (link, "/etc/passwd")], "'secret' in the archive is a symbolic"),
+        ("bomb.zip", [("build.sh", BUILD), ("zeros", b"\0" * 101_000_000)], "unpacks to more than 100.0 MB"),
+    ]
+    for name, members, why in cases:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for member, data in members:
+                archive.writestr(member, data)
+        csrf = csrf_of(ada.get("/me").text)
+        answer = ada.post("/me/submit", data={"csrf": csrf, "protocol": "v1"},
+                          files={"file": (name, buffer.getvalue(), "application/zip")})
+        shown = html.unescape(answer.text)
+        assert answer.status_code == 400 and why in shown, (name, answer.status_code, shown[-800:])
+    assert len(statuses(ada)) == before
 
 
 def test_a_late_upload_is_refused(tmp_path):
