@@ -47,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 COURSE_STATIC = HERE / "static"
 SITE_STATIC = HERE.parent / "site" / "static"
+SITE_TEMPLATES = HERE.parent / "site" / "templates"
+"""The published site's templates, second in the search path: the replay viewer's board (_board.html)."""
 SESSION_COOKIE = "arena_course"
 SESSION_MAX_AGE_S = 14 * 24 * 3600
 """How long a sign-in lasts without signing in again (seconds)."""
@@ -93,8 +95,9 @@ class CourseApp:
     def __init__(self, course: Course, accounts: Accounts) -> None:
         self.course = course
         self.accounts = accounts
-        self.env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html"]),
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        self.env = Environment(loader=FileSystemLoader([TEMPLATES, SITE_TEMPLATES]),
+                               autoescape=select_autoescape(["html"]), undefined=StrictUndefined,
+                               trim_blocks=True, lstrip_blocks=True)
         self.env.filters["last_line"] = last_line
         self.env.filters["when"] = when
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
