@@ -9,6 +9,7 @@ import sqlite3
 import textwrap
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from conftest import require
@@ -25,22 +26,7 @@ T0 = (datetime.now(UTC) - timedelta(hours=10)).replace(microsecond=0)
 """The season starts ten hours ago: every deadline below has passed, the results are final."""
 STRONG = 'from bots import load\n\nif __name__ == "__main__":\n    load("alphabeta")().run()\n'
 """alphabeta under a student's name: it solves 4x4 Domineering, so it wins its game as first player."""
-BUGGY = '''from bots.sdk import Bot
-
-
-class Buggy(Bot):
-    name = "buggy"
-
-    def choose(self, state, time_left):
-        return self.legal[0]
-
-    def legal_moves(self, state):  # forgets the dominoes of column A
-        return [move for move in state.legal_moves() if not move.endswith("A")]
-
-
-if __name__ == "__main__":
-    Buggy().run()
-'''
+BUGGY = (Path(__file__).resolve().parent / "bots" / "buggy_legal.py").read_text()
 """Plays the first legal move (loses both games to greedy on 4x4) and its move generator has a bug."""
 PDF = b"%PDF-1.4\n% a report\n%%EOF\n"
 ROSTER = [("ann", "Ann A", "ann@example.org", "A"), ("bob", "Bob B", "bob@example.org", "A"),

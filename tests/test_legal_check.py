@@ -21,22 +21,8 @@ from arena.match.spec import BotSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = {"rows": 5, "cols": 5}
-PLANTED_BUG = '''from bots.sdk import Bot
-
-
-class Buggy(Bot):
-    name = "buggy"
-
-    def choose(self, state, time_left):
-        return self.legal[0]
-
-    def legal_moves(self, state):  # forgets the dominoes of column A
-        return [move for move in state.legal_moves() if not move.endswith("A")]
-
-
-if __name__ == "__main__":
-    Buggy().run()
-'''
+PLANTED_BUG = (ROOT / "tests" / "bots" / "buggy_legal.py").read_text()
+"""A bot whose `legal` answer forgets column A."""
 
 
 @pytest.fixture(scope="module")
