@@ -151,37 +151,86 @@ PAUSE_S = 0.1
 the turn is not the attacker's (seconds)."""
 
 
+def _schedstat_ns(pid: int) -> int | None:
+    """Nanoseconds `pid` has run so far (/proc/PID/schedstat: exact, where /proc/PID/stat counts
+    clock ticks), None once it is gone."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class CpuTrace:
+    """The CPU time of a run's processes (those whose command line holds `word`), read every
+    millisecond by a thread: what they burned within a span of monotonic time can be told after."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+        self.samples: list[tuple[float, float, dict[int, int]]] = []  # (read from, read by, ns by pid)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> CpuTrace:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        pids: list[int] = []
+        rescan = 0.0
+        while not self._done.wait(0.001):
+            if time.monotonic() >= rescan:  # the bots start, and fork, after the trace does
+                pids, rescan = _tagged(self.word), time.monotonic() + 0.05
+            began = time.monotonic()
+            ns = {pid: n for pid in pids if (n := _schedstat_ns(pid)) is not None}
+            self.samples.append((began, time.monotonic(), ns))
+
+    def burned(self, begin: float, end: float) -> float | None:
+        """CPU seconds burned between the first sample read wholly after `begin` and the last read
+        wholly before `end` (None with fewer than two such samples)."""
+        inside = [ns for start, stop, ns in self.samples if start >= begin and stop <= end]
+        if len(inside) < 2:
+            return None
+        first, last = inside[0], inside[-1]
+        return sum(last[pid] - first[pid] for pid in first.keys() & last.keys()) / 1e9
+
+
 def _ponder_match(limits: Limits, clock: TimeControl = CLOCK) -> tuple[list, list[tuple[float, ...]]]:
     """Two games of the pondering attacker (two CPU-burning children) against the honest bot that
     needs THINK_S of CPU a move (at a 0.4 s clock by default): the records, and for each of the
-    honest bot's moves (the attacker's CPU seconds from its own last move to it, the attacker's
-    CPU seconds in PAUSE_S after it, the move's time on the clock)."""
-    samples: list[tuple[str, str, float, float]] = []
+    honest bot's moves (the attacker's CPU seconds while the honest bot thought, from the span the
+    honest bot reports; the attacker's CPU seconds in PAUSE_S after the move, before the attacker's
+    turn is sent; the move's time on the clock)."""
+    pauses: list[float] = []
 
     def on_move(record, move, state):
-        pids = _tagged("ponder")
-        before = _cpu_s(pids)
         if record.players[move.seat] == "think":  # the attacker is not to move: it may not compute
+            pids = _tagged("ponder")
+            before = _cpu_s(pids)
             time.sleep(PAUSE_S)
-        samples.append((record.game_id, record.players[move.seat], before, _cpu_s(pids) - before))
+            pauses.append(_cpu_s(pids) - before)
 
     spec = MatchSpec("ponder", "domineering", (bot("ponder", "n=2"), bot("think", f"s={THINK_S}")),
                      clock, (0, 1), params={"rows": 5, "cols": 5}, limits=limits)
-    records = run_match(spec, on_move=on_move)
-    used = [m.time_s for r in records for m in r.moves if r.players[m.seat] == "think"]
-    turns = [(b[2] - a[2], b[3]) for a, b in zip(samples, samples[1:], strict=False)
-             if a[0] == b[0] and a[1] == "ponder" and b[1] == "think"]
-    return records, [(during, pause, u) for (during, pause), u in zip(turns, used, strict=False)]
+    with CpuTrace("ponder") as trace:
+        records = run_match(spec, on_move=on_move)
+    honest = [m for r in records for m in r.moves if r.players[m.seat] == "think"]
+    during = [trace.burned(*m.info["span"]) for m in honest]
+    assert None not in during, "the trace has too few samples inside an honest move"
+    return records, [(d, pause, m.time_s) for d, pause, m in zip(during, pauses, honest, strict=True)]
 
 
 def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_loses_on_time(ahead):
     needs_freezer()
     records, turns = _ponder_match(Limits(sandbox="on"))  # suspend left to its default
-    print("attacker CPU s during, after; honest move s:", [tuple(round(x, 3) for x in t) for t in turns])
+    print("attacker CPU s during, after; honest move s:", [tuple(round(x, 4) for x in t) for t in turns])
     assert all(r.forfeit is None for r in records), ([r.forfeit for r in records], turns)
     assert len(turns) >= 6
     assert max(pause for _, pause, _ in turns) < 0.01, turns  # frozen: its children burn nothing
-    assert max(during for during, _, _ in turns) < 0.05, turns  # (but in the instant before it is)
+    assert max(during for during, _, _ in turns) < 0.002, turns  # frozen before the turn is sent
 
 
 def test_with_no_suspend_the_pondering_children_burn_through_the_honest_bots_turns():

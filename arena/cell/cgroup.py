@@ -405,7 +405,7 @@ class Cgroup:
     def freeze(self, wait: bool = True) -> None:
         """Stop every process of the cgroup (none can escape by leaving a process group); `wait`:
         until the kernel says all are stopped (without it, the freezing goes on on its own, within
-        microseconds: what the referee does between two turns)."""
+        milliseconds; see `wait_frozen`)."""
         self._set_frozen(True, wait)
 
     def thaw(self) -> None:
@@ -428,9 +428,14 @@ class Cgroup:
         except (OSError, KeyError):
             return
         if frozen and wait:
-            deadline = time.monotonic() + FREEZE_WAIT_S
-            while not self.frozen() and time.monotonic() < deadline:
-                time.sleep(0.001)
+            self.wait_frozen()
+
+    def wait_frozen(self) -> None:
+        """Return once the kernel reports every task frozen (a freeze takes milliseconds on a busy
+        machine: tasks stop at their next interrupt), or after FREEZE_WAIT_S."""
+        deadline = time.monotonic() + FREEZE_WAIT_S
+        while not self.frozen() and time.monotonic() < deadline:
+            time.sleep(0.0002)
 
     def kill(self) -> None:
         """SIGKILL every process of the cgroup, until none is left (a fork bomb included)."""

@@ -240,8 +240,8 @@ class PlayerProcess(Protocol):
         """True if `suspend` stops all of its processes for sure (a freezer): what the default
         `suspend` (None) needs."""
 
-    def suspend(self) -> None:
-        """Stop it thinking while its opponent does."""
+    def suspend(self, wait: bool = False) -> None:
+        """Stop it thinking while its opponent does; `wait`: until it has stopped for sure."""
 
     def resume(self) -> None:
         """Let it run again after `suspend`."""
@@ -480,15 +480,21 @@ class BotProcess:
         only stop its process group (SIGSTOP), which a bot escapes by leaving the group."""
         return self.cgroup is not None
 
-    def suspend(self) -> None:
+    def suspend(self, wait: bool = False) -> None:
         """Stop the bot (its whole cgroup with the freezer, else its process group with SIGSTOP):
-        it cannot think on its opponent's time."""
-        if self._process is not None and not self.suspended and self._process.returncode is None:
+        it cannot think on its opponent's time. The freeze completes on its own within
+        milliseconds; `wait`: return only once it has (what the referee does before it sends the
+        opponent its turn, having begun the freeze as soon as this bot's move came in)."""
+        if self._process is None or self._process.returncode is not None:
+            return
+        if not self.suspended:
             if self.cgroup is not None:
-                self.cgroup.freeze(wait=False)  # on every turn: the kernel completes it at once
+                self.cgroup.freeze(wait=False)
             else:
                 signal_group(self._process.pid, signal.SIGSTOP)
             self.suspended = True
+        if wait and self.cgroup is not None:
+            self.cgroup.wait_frozen()
 
     def resume(self) -> None:
         """Let a suspended bot run again."""

@@ -75,7 +75,7 @@ class _External:
     def exit_status(self) -> str | None:
         return self.status() if self.status is not None else None
 
-    def suspend(self) -> None:
+    def suspend(self, wait: bool = False) -> None:
         pass
 
     def resume(self) -> None:

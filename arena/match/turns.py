@@ -104,11 +104,10 @@ class Turns:
             left = banks[seat] if banks[seat] > 0 else 0.0
             if self.limits.suspend is not False:  # no pondering on the opponent's time
                 for player in seated:
-                    process = player.process
                     if player is bot:
-                        process.resume()  # type: ignore[union-attr]
-                    elif self.limits.suspend or process.freezes:  # type: ignore[union-attr]
-                        process.suspend()  # type: ignore[union-attr]  # by default: only with a freezer
+                        player.process.resume()  # type: ignore[union-attr]
+                    elif self._held(player):  # frozen for sure before the turn is sent
+                        player.process.suspend(wait=True)  # type: ignore[union-attr]
             clock = clocks[seat]
             before = bot.process.usage()  # type: ignore[union-attr]
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
@@ -118,6 +117,8 @@ class Turns:
             deadline = sent + (clock.wall_allowed(left) if before is not None else left) + clock.margin
             try:
                 move, info, wall, erred = self._await_move(seat, game_id, ply, sent, deadline, left, before)
+                if self._held(bot):  # the freeze begins at once: it is complete by the next turn
+                    bot.process.suspend()  # type: ignore[union-attr]
             except Forfeited as forfeit:
                 self._note_load(forfeit, record, seat, before, time.monotonic() - sent)
                 raise
@@ -142,6 +143,12 @@ class Turns:
             if on_move is not None:
                 on_move(record, done, state)
         return outcome
+
+    def _held(self, player: Player) -> bool:
+        """True if `player` is suspended while its opponent thinks: `suspend` true, or by default
+        where its process has a freezer."""
+        return self.limits.suspend is not False and (
+            bool(self.limits.suspend) or player.process.freezes)  # type: ignore[union-attr]
 
     def _note_load(self, forfeit: Forfeited, record: GameRecord, seat: int, before: Usage | None,
                    wall: float) -> None:

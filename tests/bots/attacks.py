@@ -38,7 +38,7 @@ Modes:
              reports the CPUs it may run on (`cpus` in its info; the attack "unpin")
 The honest opponent of `ponder`:
   think      uses s=S seconds of CPU (default 0.15) on every move, then plays legal[0]; its info
-             says how long the move took (`wall_s`)
+             says how long the move took (`wall_s`) and when it thought (`span`, monotonic)
 """
 from __future__ import annotations
 
@@ -455,12 +455,14 @@ def unpin() -> dict[str, object]:
     return {"attacks": {"unpin": got}, "cpus": sorted(cpus)}
 
 
-def think(seconds: float) -> float:
-    """Use `seconds` of CPU; return the wall time it took."""
+def think(seconds: float) -> dict[str, object]:
+    """Use `seconds` of CPU; the move's info: the wall time it took, and when it began and ended
+    (CLOCK_MONOTONIC, the machine's: the test reads what the opponent burned in between)."""
     began, start = time.monotonic(), time.process_time()
     while time.process_time() - start < seconds:
         sum(range(1000))
-    return time.monotonic() - began
+    ended = time.monotonic()
+    return {"wall_s": ended - began, "span": [began, ended]}
 
 
 def main() -> int:
@@ -501,7 +503,7 @@ def main() -> int:
                 if mode == "unpin":
                     info = unpin()
                 elif mode == "think":
-                    info = {"wall_s": think(float(options.get("s", "0.15")))}
+                    info = think(float(options.get("s", "0.15")))
                 client.send({"type": "move", "game_id": message["game_id"], "ply": message["ply"],
                              "move": message["legal"][0], "info": info})
                 if mode == "sockets" and not held:  # the opponent's turn begins
