@@ -1,9 +1,8 @@
 """Nine Men's Morris ("Mice"): 24 points, 9 stones a side, placement then movement, mills remove.
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
-side's stones are a 24-bit int (bit i = POINTS[i]). In that order every horizontal mill is three
-consecutive bits starting at a multiple of 3 (an octal digit); a second numbering (COLUMN_ORDER)
-does the same for the vertical mills, so "which points close a mill" is a few shifts per direction.
+side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
+stand in one" are three table lookups (one per byte of a side's stones, MILLS_FROM0-2) ANDed.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -12,6 +11,7 @@ stone); naming a removal on a move that closes none is illegal.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -53,14 +53,25 @@ for _lines, _mill_of, _neigh in ((ROW_MILLS, ROW_MILL_OF, H_NEIGH), (COL_MILLS, 
         _neigh[_c] |= BIT[_b]
 NEIGH: tuple[Bitboard, ...] = tuple(h | v for h, v in zip(H_NEIGH, V_NEIGH, strict=True))
 
-# 3-bit-group arithmetic: for a mask x, ((x >> 1 & _LO_MID) | (x << 2 & _HI)) puts at each bit of a
-# group the group's next bit (cyclically) and ((x << 1 & _MID_HI) | (x >> 2 & _LO)) the one after, so
-# `e & next(x) & after(x)` are the empty points whose two line-mates are in x.
-_LO = 0o11111111
-_MID = _LO << 1
-_HI = _LO << 2
-_LO_MID = _LO | _MID
-_MID_HI = _MID | _HI
+# Mill tables, a byte of stones at a time: bit x of MILLS_FROM<k>[v] is set when the other two
+# points of x's horizontal mill that lie in byte k are all in v (bits 0-7 of v being points
+# 8k..8k+7), bit 24+x the same for its vertical mill. ANDed over the three bytes of a side's stones
+# they give the points whose two mill-mates (per direction) all hold that side's stones: the empty
+# ones close a mill when taken, the occupied ones stand in a complete mill.
+_H_MATES = tuple(ROW_MILL_OF[x] & ~BIT[x] for x in range(24))
+_V_MATES = tuple(COL_MILL_OF[x] & ~BIT[x] for x in range(24))
+
+
+def _mill_table(k: int) -> tuple[int, ...]:
+    table = []
+    for v in range(256):
+        have = v << 8 * k | (FULL ^ 255 << 8 * k)  # the other bytes do not constrain
+        table.append(sum(BIT[x] for x in range(24) if _H_MATES[x] & ~have == 0)
+                     | sum(BIT[x] << 24 for x in range(24) if _V_MATES[x] & ~have == 0))
+    return tuple(table)
+
+
+MILLS_FROM0, MILLS_FROM1, MILLS_FROM2 = (_mill_table(k) for k in range(3))
 
 
 def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
@@ -71,16 +82,6 @@ def _bits_of(mask: int) -> tuple[int, ...]:
     return tuple(i for i in range(24) if mask >> i & 1)
 
 
-def _permute(mask: int, order) -> int:
-    return sum(1 << j for j, i in enumerate(order) if mask >> i & 1)
-
-
-_INVERSE_ORDER = [0] * 24
-for _j, _i in enumerate(COLUMN_ORDER):
-    _INVERSE_ORDER[_i] = _j
-# TO_COL maps row-order masks to column-order masks, FROM_COL back, a byte at a time.
-TO_COL0, TO_COL1, TO_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, COLUMN_ORDER))
-FROM_COL0, FROM_COL1, FROM_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, _INVERSE_ORDER))
 IDX0, IDX1, IDX2 = _byte_tables(lambda k, v: _bits_of(v << 8 * k))
 PLACE0, PLACE1, PLACE2 = _byte_tables(lambda k, v: tuple(POINTS[i] for i in _bits_of(v << 8 * k)))
 
@@ -91,13 +92,8 @@ def _indices(mask: Bitboard) -> tuple[int, ...]:
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    full = stones & ((stones >> 1 & _LO_MID) | (stones << 2 & _HI)) \
-        & ((stones << 1 & _MID_HI) | (stones >> 2 & _LO))
-    c = TO_COL0[stones & 255] | TO_COL1[stones >> 8 & 255] | TO_COL2[stones >> 16]
-    c &= ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
-    if c:
-        full |= FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16]
-    return full
+    x = MILLS_FROM0[stones & 255] & MILLS_FROM1[stones >> 8 & 255] & MILLS_FROM2[stones >> 16]
+    return stones & (x | x >> 24)
 
 
 def _removable(stones: Bitboard) -> Bitboard:
@@ -141,7 +137,7 @@ for _q in range(24):
                 MOVE_INFO[STEP_REM[_p][_q][_r]] = (BIT[_p] | BIT[_q], BIT[_r], False, _p, _q, _r)
 
 _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
-_UNSET = object()
+_new = object.__new__
 
 
 class Morris(Game):
@@ -275,7 +271,7 @@ class MorrisState(State):
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
-        self._moves: list[str] | None = None
+        self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
 
     # --- API ---
@@ -327,28 +323,32 @@ class MorrisState(State):
             else:
                 raise self._illegal(move)
         own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
-        hw, hb = self._hw, self._hb
+        # The new state is filled in directly (no __init__ call): play is the hot path of searches.
+        new = _new(MorrisState)
+        new.game = game = self.game
+        new._ply = self._ply + 1
         if self._seat:
-            b = self._b ^ own_delta
-            w = self._w ^ opp_delta
-            seat = 0
-            if placing:
-                hb -= 1
+            new._b = b = self._b ^ own_delta
+            new._w = w = self._w ^ opp_delta
+            new._seat = seat = 0
+            new._hw = self._hw
+            new._hb = self._hb - 1 if placing else self._hb
         else:
-            w = self._w ^ own_delta
-            b = self._b ^ opp_delta
-            seat = 1
-            if placing:
-                hw -= 1
-        game = self.game
+            new._w = w = self._w ^ own_delta
+            new._b = b = self._b ^ opp_delta
+            new._seat = seat = 1
+            new._hw = self._hw - 1 if placing else self._hw
+            new._hb = self._hb
         if not game._rep:  # type: ignore[attr-defined]
-            hist: tuple[int, ...] = ()
+            new._hist = ()
         elif placing or opp_delta:
-            hist = (w | b << 24 | seat << 48,)
+            new._hist = (w | b << 24 | seat << 48,)
         else:
-            hist = self._hist + (w | b << 24 | seat << 48,)
-        return MorrisState(game, w, b, seat, hw, hb, self._ply + 1,
-                           0 if opp_delta else self._quiet + 1, hist)  # type: ignore[arg-type]
+            new._hist = self._hist + (w | b << 24 | seat << 48,)
+        new._quiet = 0 if opp_delta else self._quiet + 1
+        new._moves = None
+        new._outcome = None
+        return new
 
     # --- the one place that decides moves and outcome ---
     def _analyse(self) -> None:
@@ -364,72 +364,90 @@ class MorrisState(State):
             self._outcome = Outcome(1 - seat, "two stones")
             return
         empty = FULL ^ own ^ opp
-        # Points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        hc = empty & ((own >> 1 & _LO_MID) | (own << 2 & _HI)) & ((own << 1 & _MID_HI) | (own >> 2 & _LO))
-        c = TO_COL0[own & 255] | TO_COL1[own >> 8 & 255] | TO_COL2[own >> 16]
-        ec = FULL ^ (c | TO_COL0[opp & 255] | TO_COL1[opp >> 8 & 255] | TO_COL2[opp >> 16])
-        c = ec & ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
-        vc = FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16] if c else 0
-        closing = hc | vc
-        rems: tuple[int, ...] = _indices(_removable(opp)) if closing and opp else ()
+        # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
+        x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
+        hc = x & empty
+        vc = x >> 24 & empty
+        if (hc or vc) and opp:
+            x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
+            rem = (opp & ~(x | x >> 24)) or opp
+            rems = IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]
+            # pick(table): the moves of `table` (indexed by the removed point) for every removal
+            pick = itemgetter(*rems) if len(rems) > 1 else None
+            single = rems[0]
+        else:
+            rems = ()
         if hand:
-            plain = empty & ~closing
-            moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
-            for q in _indices(closing):
-                if rems:
-                    table = PLACE_REM[q]
-                    moves.extend([table[r] for r in rems])
-                else:
-                    moves.append(POINTS[q])
+            if rems:
+                closing = hc | vc
+                plain = empty ^ closing
+                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+                for q in IDX0[closing & 255] + IDX1[closing >> 8 & 255] + IDX2[closing >> 16]:
+                    if pick is None:
+                        moves.append(PLACE_REM[q][single])
+                    else:
+                        moves += pick(PLACE_REM[q])
+            else:
+                # Closing points (there are none unless the opponent has no stone) come last.
+                closing = hc | vc
+                plain = empty ^ closing
+                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
+                         *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
         elif count == 3 and game._flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
-            for p in _indices(own):
+            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
                 cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if rems else 0
                 if cl:
                     plain = empty & ~cl
-                    f0, f1, f2 = FLY0[p], FLY1[p], FLY2[p]
-                    moves += f0[plain & 255] + f1[plain >> 8 & 255] + f2[plain >> 16]
-                    for q in _indices(cl):
-                        table = STEP_REM[p][q]
-                        moves.extend([table[r] for r in rems])
+                    moves += FLY0[p][plain & 255] + FLY1[p][plain >> 8 & 255] + FLY2[p][plain >> 16]
+                    table = STEP_REM[p]
+                    for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                        if pick is None:
+                            moves.append(table[q][single])
+                        else:
+                            moves += pick(table[q])
                 else:
                     moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
-        elif not closing:
+        elif not rems:
             moves = []
-            for p in _indices(own):
-                t = NEIGH[p] & empty
+            neigh, steps = NEIGH, STEPS
+            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
+                t = neigh[p] & empty
                 if t:
-                    moves += STEPS[p][t]
+                    moves += steps[p][t]
         else:
             moves = []
-            for p in _indices(own):
+            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
                 t = NEIGH[p] & empty
                 if t:
+                    # a step along a column closes a row mill, a step along a row a column mill
                     cl = (t & V_NEIGH[p] & hc) | (t & H_NEIGH[p] & vc)
-                    if cl and rems:
+                    if cl:
                         moves += STEPS[p][t & ~cl]
-                        for q in _indices(cl):
-                            table = STEP_REM[p][q]
-                            moves.extend([table[r] for r in rems])
+                        table = STEP_REM[p]
+                        for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                            if pick is None:
+                                moves.append(table[q][single])
+                            else:
+                                moves += pick(table[q])
                     else:
                         moves += STEPS[p][t]
         if not moves:
             self._moves = moves
             self._outcome = Outcome(1 - seat, "no legal move")
             return
-        outcome = None
+        self._moves = moves
         rep = game._rep
         if rep and len(self._hist) >= rep and self._hist.count(self._hist[-1]) >= rep:
-            outcome = Outcome(None, "repetition")
+            self._outcome = Outcome(None, "repetition")
         elif game._quiet and self._quiet >= game._quiet:
-            outcome = Outcome(None, "quiet plies")
+            self._outcome = Outcome(None, "quiet plies")
         elif game._cap and self._ply >= game._cap:
-            outcome = Outcome(None, "move limit")
-        if outcome is not None:
-            moves = []
-        self._moves = moves
-        self._outcome = outcome
+            self._outcome = Outcome(None, "move limit")
+        else:
+            return
+        self._moves = []
 
     def _illegal(self, move: str) -> IllegalMoveError:
         """Why the well-formed canonical `move` is not legal here."""
