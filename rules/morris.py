@@ -11,7 +11,9 @@ stone); naming a removal on a move that closes none is illegal.
 from __future__ import annotations
 
 import re
-from operator import itemgetter
+from collections.abc import Callable
+from functools import reduce
+from operator import itemgetter, or_
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -58,6 +60,8 @@ NEIGH: tuple[Bitboard, ...] = tuple(h | v for h, v in zip(H_NEIGH, V_NEIGH, stri
 # 8k..8k+7), bit 24+x the same for its vertical mill. ANDed over the three bytes of a side's stones
 # they give the points whose two mill-mates (per direction) all hold that side's stones: the empty
 # ones close a mill when taken, the occupied ones stand in a complete mill.
+_LO_MID = 0o33333333  # the first two points of every row
+_MID_HI = 0o66666666  # the last two
 _H_MATES = tuple(ROW_MILL_OF[x] & ~BIT[x] for x in range(24))
 _V_MATES = tuple(COL_MILL_OF[x] & ~BIT[x] for x in range(24))
 
@@ -96,9 +100,23 @@ def _in_mills(stones: Bitboard) -> Bitboard:
     return stones & (x | x >> 24)
 
 
+def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
+    may be removed, in point order."""
+    x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
+    rem = (opp & ~(x | x >> 24)) or opp
+    if rem & (rem - 1):
+        return itemgetter(*(IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]))
+    return _PICK_ONE[rem.bit_length() - 1]
+
+
 def _removable(stones: Bitboard) -> Bitboard:
     """The stones that may be taken: those outside mills, or any when all stand in mills."""
     return (stones & ~_in_mills(stones)) or stones
+
+
+_PICK_ONE = tuple(itemgetter(slice(r, r + 1)) for r in range(24))
+"""_PICK_ONE[r](table) == (table[r],): `_picker` for a single removable stone."""
 
 
 # Move strings and what they do, built once: MOVE_INFO[text] = (own_delta, opp_delta, placement).
@@ -113,6 +131,14 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
         for s in range(1 << NEIGH[p].bit_count()))}
     for p in range(24)
 )
+
+# V_REACH<k>[v]: the points next, along a column, to the points of byte k of v.
+V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
+    lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
+
+# STEPPERS<k>[v]: (NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
+STEPPERS0, STEPPERS1, STEPPERS2 = _byte_tables(
+    lambda k, v: tuple((NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
 
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
@@ -159,6 +185,10 @@ class Morris(Game):
         self._rep = rep
         self._quiet = p["quiet_plies"]
         self._cap = p["max_turns"]
+        never = 1 << 62  # the thresholds of the draws, "never" for a rule turned off
+        self._rep_at = rep or never
+        self._quiet_at = self._quiet or never
+        self._cap_at = self._cap or never
 
     def start(self) -> MorrisState:
         return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
@@ -368,82 +398,62 @@ class MorrisState(State):
         x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
         hc = x & empty
         vc = x >> 24 & empty
-        if (hc or vc) and opp:
-            x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
-            rem = (opp & ~(x | x >> 24)) or opp
-            rems = IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]
-            # pick(table): the moves of `table` (indexed by the removed point) for every removal
-            pick = itemgetter(*rems) if len(rems) > 1 else None
-            single = rems[0]
-        else:
-            rems = ()
         if hand:
-            if rems:
-                closing = hc | vc
-                plain = empty ^ closing
+            closing = hc | vc
+            plain = empty ^ closing
+            if closing and opp:
                 moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+                pick = _picker(opp)
                 for q in IDX0[closing & 255] + IDX1[closing >> 8 & 255] + IDX2[closing >> 16]:
-                    if pick is None:
-                        moves.append(PLACE_REM[q][single])
-                    else:
-                        moves += pick(PLACE_REM[q])
-            else:
-                # Closing points (there are none unless the opponent has no stone) come last.
-                closing = hc | vc
-                plain = empty ^ closing
+                    moves += pick(PLACE_REM[q])
+            else:  # closing points (only when the opponent has no stone on the board) come last
                 moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
                          *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
         elif count == 3 and game._flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
+            pick = _picker(opp) if (hc or vc) and opp else None
             for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
-                cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if rems else 0
+                cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
                     moves += FLY0[p][plain & 255] + FLY1[p][plain >> 8 & 255] + FLY2[p][plain >> 16]
                     table = STEP_REM[p]
                     for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
-                        if pick is None:
-                            moves.append(table[q][single])
-                        else:
-                            moves += pick(table[q])
+                        moves += pick(table[q])
                 else:
                     moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
-        elif not rems:
-            moves = []
-            neigh, steps = NEIGH, STEPS
-            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
-                t = neigh[p] & empty
-                if t:
-                    moves += steps[p][t]
         else:
             moves = []
-            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
-                t = NEIGH[p] & empty
-                if t:
-                    # a step along a column closes a row mill, a step along a row a column mill
-                    cl = (t & V_NEIGH[p] & hc) | (t & H_NEIGH[p] & vc)
-                    if cl:
+            # The stones that can close a mill: next to a closing point along the other line (a step
+            # along a column closes a row mill, a step along a row a column mill).
+            closers = own & (V_REACH0[hc & 255] | V_REACH1[hc >> 8 & 255] | V_REACH2[hc >> 16]
+                             | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
+            if not closers:
+                for neigh, steps in STEPPERS0[own & 255] + STEPPERS1[own >> 8 & 255] + STEPPERS2[own >> 16]:
+                    moves += steps[neigh & empty]
+            else:
+                pick = _picker(opp)
+                for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
+                    t = NEIGH[p] & empty
+                    if closers >> p & 1:
+                        cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += STEPS[p][t & ~cl]
                         table = STEP_REM[p]
                         for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
-                            if pick is None:
-                                moves.append(table[q][single])
-                            else:
-                                moves += pick(table[q])
-                    else:
+                            moves += pick(table[q])
+                    elif t:
                         moves += STEPS[p][t]
+        self._moves = moves
         if not moves:
-            self._moves = moves
             self._outcome = Outcome(1 - seat, "no legal move")
             return
-        self._moves = moves
-        rep = game._rep
-        if rep and len(self._hist) >= rep and self._hist.count(self._hist[-1]) >= rep:
+        hist = self._hist
+        if len(hist) >= game._rep_at and hist.count(hist[-1]) >= game._rep_at:
             self._outcome = Outcome(None, "repetition")
-        elif game._quiet and self._quiet >= game._quiet:
+        elif self._quiet >= game._quiet_at:
             self._outcome = Outcome(None, "quiet plies")
-        elif game._cap and self._ply >= game._cap:
+        elif self._ply >= game._cap_at:
             self._outcome = Outcome(None, "move limit")
         else:
             return
