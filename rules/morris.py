@@ -164,6 +164,7 @@ for _q in range(24):
 
 _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
 _new = object.__new__
+_SEAT1 = 1 << 48  # seat 1 in a history key
 
 
 class Morris(Game):
@@ -288,21 +289,39 @@ class Morris(Game):
 class MorrisState(State):
     """A position: both sides' stones (bitboards), stones in hand, counters and repetition history."""
 
-    __slots__ = ("_w", "_b", "_seat", "_hw", "_hb", "_quiet", "_hist", "_moves", "_outcome")
+    # The side to move's stones and stones in hand come first (own), the other side's second (opp):
+    # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
+    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
         self.game = game
-        self._w = w
-        self._b = b
+        if seat:
+            self._own, self._opp, self._hown, self._hopp = b, w, hb, hw
+        else:
+            self._own, self._opp, self._hown, self._hopp = w, b, hw, hb
         self._seat = seat
-        self._hw = hw
-        self._hb = hb
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
         self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
+
+    @property
+    def _w(self) -> Bitboard:
+        return self._opp if self._seat else self._own
+
+    @property
+    def _b(self) -> Bitboard:
+        return self._own if self._seat else self._opp
+
+    @property
+    def _hw(self) -> int:
+        return self._hopp if self._seat else self._hown
+
+    @property
+    def _hb(self) -> int:
+        return self._hown if self._seat else self._hopp
 
     # --- API ---
     @property
@@ -334,10 +353,10 @@ class MorrisState(State):
     @property
     def bitboards(self) -> tuple[Bitboard, Bitboard]:
         """(White's, Black's) stones as 24-bit boards, bit i being POINTS[i]."""
-        return self._w, self._b
+        return (self._opp, self._own) if self._seat else (self._own, self._opp)
 
     def in_hand(self, seat: int) -> int:
-        return self._hb if seat else self._hw
+        return self._hown if seat == self._seat else self._hopp
 
     def play(self, move: str) -> MorrisState:
         moves = self._moves
@@ -357,24 +376,16 @@ class MorrisState(State):
         new = _new(MorrisState)
         new.game = game = self.game
         new._ply = self._ply + 1
-        if self._seat:
-            new._b = b = self._b ^ own_delta
-            new._w = w = self._w ^ opp_delta
-            new._seat = seat = 0
-            new._hw = self._hw
-            new._hb = self._hb - 1 if placing else self._hb
-        else:
-            new._w = w = self._w ^ own_delta
-            new._b = b = self._b ^ opp_delta
-            new._seat = seat = 1
-            new._hw = self._hw - 1 if placing else self._hw
-            new._hb = self._hb
+        new._seat = seat = self._seat ^ 1
+        new._own = own = self._opp ^ opp_delta  # the opponent moves next
+        new._opp = opp = self._own ^ own_delta
+        new._hown = self._hopp
+        new._hopp = self._hown - placing
         if not game._rep:  # type: ignore[attr-defined]
             new._hist = ()
-        elif placing or opp_delta:
-            new._hist = (w | b << 24 | seat << 48,)
         else:
-            new._hist = self._hist + (w | b << 24 | seat << 48,)
+            key = opp | own << 24 | _SEAT1 if seat else own | opp << 24  # w | b << 24 | seat << 48
+            new._hist = (key,) if placing or opp_delta else self._hist + (key,)
         new._quiet = 0 if opp_delta else self._quiet + 1
         new._moves = None
         new._outcome = None
@@ -384,10 +395,7 @@ class MorrisState(State):
     def _analyse(self) -> None:
         game: Morris = self.game  # type: ignore[assignment]
         seat = self._seat
-        if seat:
-            own, opp, hand = self._b, self._w, self._hb
-        else:
-            own, opp, hand = self._w, self._b, self._hw
+        own, opp, hand = self._own, self._opp, self._hown
         count = own.bit_count()
         if count + hand <= 2:
             self._moves = []
@@ -466,7 +474,7 @@ class MorrisState(State):
         _, _, placing, frm, to, rem = MOVE_INFO[move]
         seat = self._seat
         me, them = COLOR_NAMES[seat], COLOR_NAMES[1 - seat]
-        own, opp, hand = (self._b, self._w, self._hb) if seat else (self._w, self._b, self._hw)
+        own, opp, hand = self._own, self._opp, self._hown
 
         def err(why: str) -> IllegalMoveError:
             return IllegalMoveError(f"{move!r} is illegal: {why}")
@@ -552,7 +560,7 @@ class MorrisState(State):
         }
 
     def _key(self) -> tuple:
-        return (self._w, self._b, self._seat, self._hw, self._hb, self._ply, self._quiet, self._hist)
+        return (self._own, self._opp, self._seat, self._hown, self._hopp, self._ply, self._quiet, self._hist)
 
 
 _BOARD_ART = (
