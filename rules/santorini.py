@@ -123,21 +123,27 @@ TARGETS: tuple[dict[int, tuple[Square, ...]], ...] = tuple(
 
 class _Turns(dict):
     """_Turns(f, t)[m]: the turns from f to t that build on the squares of m (a subset of t's
-    neighbourhood), in index order; filled on first use."""
+    neighbourhood), in index order; filled on first use, each from the one without m's lowest square."""
 
     def __init__(self, f: Square, t: Square) -> None:
         super().__init__()
-        self.prefix = f"{SQUARE_NAMES[f]} {SQUARE_NAMES[t]} "
-        self.t = t
+        self[0] = ()
+        self.text = {b: text for b, text in next(builds for to, _, builds in STEPS[f] if to == t)}
 
     def __missing__(self, m: int) -> tuple[str, ...]:
-        turns = self[m] = tuple(self.prefix + SQUARE_NAMES[b] for b in NEIGHBOURS[self.t] if m >> b & 1)
+        low = m & -m
+        turns = self[m] = (self.text[low.bit_length() - 1],) + self[m ^ low]
         return turns
 
 
 #: TURNS[f][t]: the _Turns of f to t (None where t is not next to f).
 TURNS: tuple[tuple[_Turns | None, ...], ...] = tuple(
     tuple(_Turns(f, t) if t in NEIGHBOURS[f] else None for t in SQUARES) for f in SQUARES
+)
+#: STEPPERS[f][m]: (TURNS[f][t], NEIGHBOUR_MASK[t]) for the squares t of m, as TARGETS.
+STEPPERS: tuple[dict[int, tuple[tuple[_Turns, int], ...]], ...] = tuple(
+    {m: tuple((TURNS[f][t], NEIGHBOUR_MASK[t]) for t in ts) for m, ts in TARGETS[f].items()}  # type: ignore[misc]
+    for f in SQUARES
 )
 #: WINS[f][t]: the winning move f to t (None where t is not next to f).
 WINS: tuple[tuple[str | None, ...], ...] = tuple(
@@ -287,7 +293,7 @@ class SantoriniState(State):
         self._ply = ply
         self._outcome = _UNKNOWN if outcome is None else outcome
         self._moves: list[str] | None = None
-        self._g = sum(1 << (s + 25 * k) for s, v in enumerate(levels) for k in range(v))
+        self._g = sum(1 << (s + 25 * k) for s, v in enumerate(levels) for k in range(v)) if any(levels) else 0
         self._occ = sum(BIT[w] for w in workers if w != NOBODY)
 
     # --- the State API ---
@@ -365,23 +371,23 @@ class SantoriniState(State):
             full = 0
         levels = self._levels
         moves = []
-        for f in (workers[2], workers[3]) if ply & 1 else (workers[0], workers[1]):
+        for f in workers[2:] if ply & 1 else workers[:2]:
             h = levels[f]
             targets = NEIGHBOUR_MASK[f] & ~(occ | g >> _TOO_HIGH_SHIFT[h])
             if not targets:
                 continue
             builds = free | (BIT[f] & ~full)  # the square just left may be built on
-            turns = TURNS[f]
             wins = targets & g >> 50  # level 3 (domes are too high)
             if wins:
+                turns = TURNS[f]
                 for t in TARGETS[f][targets]:
                     if wins >> t & 1:
                         moves.append(WINS[f][t])
                     else:
                         moves += turns[t][builds & NEIGHBOUR_MASK[t]]  # type: ignore[index]
             else:
-                for t in TARGETS[f][targets]:
-                    moves += turns[t][builds & NEIGHBOUR_MASK[t]]  # type: ignore[index]
+                for to, near in STEPPERS[f][targets]:
+                    moves += to[builds & near]
         self._moves = moves
         return moves
 
@@ -430,9 +436,10 @@ class SantoriniState(State):
                 new._outcome = Outcome(ply & 1, REASON_LEVEL3)
             else:
                 b = squares[2]
-                levels = self._levels
-                lb = levels[b]
-                new._levels = levels[:b] + (lb + 1,) + levels[b + 1:]
+                built = list(self._levels)
+                lb = built[b]
+                built[b] = lb + 1
+                new._levels = tuple(built)
                 new._g = self._g | 1 << (b + 25 * lb)
                 new._outcome = _UNKNOWN
             return new
