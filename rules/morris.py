@@ -140,6 +140,10 @@ V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
 STEPPERS0, STEPPERS1, STEPPERS2 = _byte_tables(
     lambda k, v: tuple((NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
 
+# MOVERS<k>[v]: (p, NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
+MOVERS0, MOVERS1, MOVERS2 = _byte_tables(
+    lambda k, v: tuple((p, NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
     tuple(tuple(tuple(STEP[p][q] for q in _bits_of(v << 8 * k) if q != p) for v in range(256))
@@ -334,10 +338,6 @@ class MorrisState(State):
             self._analyse()
         return self._outcome
 
-    def is_over(self) -> bool:
-        if self._moves is None:
-            self._analyse()
-        return self._outcome is not None
 
     def legal_moves(self) -> list[str]:
         moves = self._moves
@@ -392,7 +392,11 @@ class MorrisState(State):
         return new
 
     # --- the one place that decides moves and outcome ---
-    def _analyse(self) -> None:
+    def is_over(self) -> bool:
+        """Whether the game is over; the first call decides the legal moves and the outcome (it is
+        also `_analyse`, so that the first question of a playout costs one call)."""
+        if self._moves is not None:
+            return self._outcome is not None
         game: Morris = self.game  # type: ignore[assignment]
         seat = self._seat
         own, opp, hand = self._own, self._opp, self._hown
@@ -400,7 +404,7 @@ class MorrisState(State):
         if count + hand <= 2:
             self._moves = []
             self._outcome = Outcome(1 - seat, "two stones")
-            return
+            return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
         x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
@@ -442,20 +446,19 @@ class MorrisState(State):
                     moves += steps[neigh & empty]
             else:
                 pick = _picker(opp)
-                for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
-                    t = NEIGH[p] & empty
+                for p, neigh, steps in MOVERS0[own & 255] + MOVERS1[own >> 8 & 255] + MOVERS2[own >> 16]:
                     if closers >> p & 1:
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
-                        moves += STEPS[p][t & ~cl]
+                        moves += steps[neigh & empty ^ cl]
                         table = STEP_REM[p]
                         for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
                             moves += pick(table[q])
-                    elif t:
-                        moves += STEPS[p][t]
+                    else:
+                        moves += steps[neigh & empty]
         self._moves = moves
         if not moves:
             self._outcome = Outcome(1 - seat, "no legal move")
-            return
+            return True
         hist = self._hist
         if len(hist) >= game._rep_at and hist.count(hist[-1]) >= game._rep_at:
             self._outcome = Outcome(None, "repetition")
@@ -464,8 +467,11 @@ class MorrisState(State):
         elif self._ply >= game._cap_at:
             self._outcome = Outcome(None, "move limit")
         else:
-            return
+            return False
         self._moves = []
+        return True
+
+    _analyse = is_over
 
     def _illegal(self, move: str) -> IllegalMoveError:
         """Why the well-formed canonical `move` is not legal here."""
