@@ -315,9 +315,12 @@ class SantoriniState(State):
         return Outcome(1 - (self._ply & 1), REASON_NO_MOVE)
 
     def legal_moves(self) -> list[str]:
-        if self._outcome is not None and self.outcome is not None:
+        outcome = self._outcome
+        if outcome is _UNKNOWN:
+            outcome = self._outcome = None if self._generate() else self._stuck()
+        if outcome is not None:
             return []
-        return self._generate()[:]
+        return self._moves[:]  # type: ignore[index]  # generated when the outcome was decided
 
     def _key(self) -> tuple:
         return (self._g, self._workers, self._ply)  # _g determines the levels
