@@ -1,9 +1,8 @@
 """Nine Men's Morris ("Mice"): 24 points, 9 stones a side, placement then movement, mills remove.
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
-side's stones are a 24-bit int (bit i = POINTS[i]). In that order every horizontal mill is three
-consecutive bits starting at a multiple of 3 (an octal digit); a second numbering (COLUMN_ORDER)
-does the same for the vertical mills, so "which points close a mill" is a few shifts per direction.
+side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
+stand in one" are three table lookups (one per byte of a side's stones, MILLS_FROM0-2) ANDed.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -12,6 +11,9 @@ stone); naming a removal on a move that closes none is illegal.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import reduce
+from operator import itemgetter, or_
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -53,14 +55,27 @@ for _lines, _mill_of, _neigh in ((ROW_MILLS, ROW_MILL_OF, H_NEIGH), (COL_MILLS, 
         _neigh[_c] |= BIT[_b]
 NEIGH: tuple[Bitboard, ...] = tuple(h | v for h, v in zip(H_NEIGH, V_NEIGH, strict=True))
 
-# 3-bit-group arithmetic: for a mask x, ((x >> 1 & _LO_MID) | (x << 2 & _HI)) puts at each bit of a
-# group the group's next bit (cyclically) and ((x << 1 & _MID_HI) | (x >> 2 & _LO)) the one after, so
-# `e & next(x) & after(x)` are the empty points whose two line-mates are in x.
-_LO = 0o11111111
-_MID = _LO << 1
-_HI = _LO << 2
-_LO_MID = _LO | _MID
-_MID_HI = _MID | _HI
+# Mill tables, a byte of stones at a time: bit x of MILLS_FROM<k>[v] is set when the other two
+# points of x's horizontal mill that lie in byte k are all in v (bits 0-7 of v being points
+# 8k..8k+7), bit 24+x the same for its vertical mill. ANDed over the three bytes of a side's stones
+# they give the points whose two mill-mates (per direction) all hold that side's stones: the empty
+# ones close a mill when taken, the occupied ones stand in a complete mill.
+_LO_MID = 0o33333333  # the first two points of every row
+_MID_HI = 0o66666666  # the last two
+_H_MATES = tuple(ROW_MILL_OF[x] & ~BIT[x] for x in range(24))
+_V_MATES = tuple(COL_MILL_OF[x] & ~BIT[x] for x in range(24))
+
+
+def _mill_table(k: int) -> tuple[int, ...]:
+    table = []
+    for v in range(256):
+        have = v << 8 * k | (FULL ^ 255 << 8 * k)  # the other bytes do not constrain
+        table.append(sum(BIT[x] for x in range(24) if _H_MATES[x] & ~have == 0)
+                     | sum(BIT[x] << 24 for x in range(24) if _V_MATES[x] & ~have == 0))
+    return tuple(table)
+
+
+MILLS_FROM0, MILLS_FROM1, MILLS_FROM2 = (_mill_table(k) for k in range(3))
 
 
 def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
@@ -71,16 +86,6 @@ def _bits_of(mask: int) -> tuple[int, ...]:
     return tuple(i for i in range(24) if mask >> i & 1)
 
 
-def _permute(mask: int, order) -> int:
-    return sum(1 << j for j, i in enumerate(order) if mask >> i & 1)
-
-
-_INVERSE_ORDER = [0] * 24
-for _j, _i in enumerate(COLUMN_ORDER):
-    _INVERSE_ORDER[_i] = _j
-# TO_COL maps row-order masks to column-order masks, FROM_COL back, a byte at a time.
-TO_COL0, TO_COL1, TO_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, COLUMN_ORDER))
-FROM_COL0, FROM_COL1, FROM_COL2 = _byte_tables(lambda k, v: _permute(v << 8 * k, _INVERSE_ORDER))
 IDX0, IDX1, IDX2 = _byte_tables(lambda k, v: _bits_of(v << 8 * k))
 PLACE0, PLACE1, PLACE2 = _byte_tables(lambda k, v: tuple(POINTS[i] for i in _bits_of(v << 8 * k)))
 
@@ -91,18 +96,27 @@ def _indices(mask: Bitboard) -> tuple[int, ...]:
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    full = stones & ((stones >> 1 & _LO_MID) | (stones << 2 & _HI)) \
-        & ((stones << 1 & _MID_HI) | (stones >> 2 & _LO))
-    c = TO_COL0[stones & 255] | TO_COL1[stones >> 8 & 255] | TO_COL2[stones >> 16]
-    c &= ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
-    if c:
-        full |= FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16]
-    return full
+    x = MILLS_FROM0[stones & 255] & MILLS_FROM1[stones >> 8 & 255] & MILLS_FROM2[stones >> 16]
+    return stones & (x | x >> 24)
+
+
+def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
+    """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
+    may be removed, in point order."""
+    x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
+    rem = (opp & ~(x | x >> 24)) or opp
+    if rem & (rem - 1):
+        return itemgetter(*(IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]))
+    return _PICK_ONE[rem.bit_length() - 1]
 
 
 def _removable(stones: Bitboard) -> Bitboard:
     """The stones that may be taken: those outside mills, or any when all stand in mills."""
     return (stones & ~_in_mills(stones)) or stones
+
+
+_PICK_ONE = tuple(itemgetter(slice(r, r + 1)) for r in range(24))
+"""_PICK_ONE[r](table) == (table[r],): `_picker` for a single removable stone."""
 
 
 # Move strings and what they do, built once: MOVE_INFO[text] = (own_delta, opp_delta, placement).
@@ -117,6 +131,18 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
         for s in range(1 << NEIGH[p].bit_count()))}
     for p in range(24)
 )
+
+# V_REACH<k>[v]: the points next, along a column, to the points of byte k of v.
+V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
+    lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
+
+# STEPPERS<k>[v]: (NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
+STEPPERS0, STEPPERS1, STEPPERS2 = _byte_tables(
+    lambda k, v: tuple((NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+
+# MOVERS<k>[v]: (p, NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
+MOVERS0, MOVERS1, MOVERS2 = _byte_tables(
+    lambda k, v: tuple((p, NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
 
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
@@ -141,7 +167,8 @@ for _q in range(24):
                 MOVE_INFO[STEP_REM[_p][_q][_r]] = (BIT[_p] | BIT[_q], BIT[_r], False, _p, _q, _r)
 
 _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
-_UNSET = object()
+_new = object.__new__
+_SEAT1 = 1 << 48  # seat 1 in a history key
 
 
 class Morris(Game):
@@ -163,6 +190,10 @@ class Morris(Game):
         self._rep = rep
         self._quiet = p["quiet_plies"]
         self._cap = p["max_turns"]
+        never = 1 << 62  # the thresholds of the draws, "never" for a rule turned off
+        self._rep_at = rep or never
+        self._quiet_at = self._quiet or never
+        self._cap_at = self._cap or never
 
     def start(self) -> MorrisState:
         return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
@@ -262,21 +293,39 @@ class Morris(Game):
 class MorrisState(State):
     """A position: both sides' stones (bitboards), stones in hand, counters and repetition history."""
 
-    __slots__ = ("_w", "_b", "_seat", "_hw", "_hb", "_quiet", "_hist", "_moves", "_outcome")
+    # The side to move's stones and stones in hand come first (own), the other side's second (opp):
+    # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
+    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
         self.game = game
-        self._w = w
-        self._b = b
+        if seat:
+            self._own, self._opp, self._hown, self._hopp = b, w, hb, hw
+        else:
+            self._own, self._opp, self._hown, self._hopp = w, b, hw, hb
         self._seat = seat
-        self._hw = hw
-        self._hb = hb
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
-        self._moves: list[str] | None = None
+        self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
+
+    @property
+    def _w(self) -> Bitboard:
+        return self._opp if self._seat else self._own
+
+    @property
+    def _b(self) -> Bitboard:
+        return self._own if self._seat else self._opp
+
+    @property
+    def _hw(self) -> int:
+        return self._hopp if self._seat else self._hown
+
+    @property
+    def _hb(self) -> int:
+        return self._hown if self._seat else self._hopp
 
     # --- API ---
     @property
@@ -289,10 +338,6 @@ class MorrisState(State):
             self._analyse()
         return self._outcome
 
-    def is_over(self) -> bool:
-        if self._moves is None:
-            self._analyse()
-        return self._outcome is not None
 
     def legal_moves(self) -> list[str]:
         moves = self._moves
@@ -308,10 +353,10 @@ class MorrisState(State):
     @property
     def bitboards(self) -> tuple[Bitboard, Bitboard]:
         """(White's, Black's) stones as 24-bit boards, bit i being POINTS[i]."""
-        return self._w, self._b
+        return (self._opp, self._own) if self._seat else (self._own, self._opp)
 
     def in_hand(self, seat: int) -> int:
-        return self._hb if seat else self._hw
+        return self._hown if seat == self._seat else self._hopp
 
     def play(self, move: str) -> MorrisState:
         moves = self._moves
@@ -327,109 +372,106 @@ class MorrisState(State):
             else:
                 raise self._illegal(move)
         own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
-        hw, hb = self._hw, self._hb
-        if self._seat:
-            b = self._b ^ own_delta
-            w = self._w ^ opp_delta
-            seat = 0
-            if placing:
-                hb -= 1
-        else:
-            w = self._w ^ own_delta
-            b = self._b ^ opp_delta
-            seat = 1
-            if placing:
-                hw -= 1
-        game = self.game
+        # The new state is filled in directly (no __init__ call): play is the hot path of searches.
+        new = _new(MorrisState)
+        new.game = game = self.game
+        new._ply = self._ply + 1
+        new._seat = seat = self._seat ^ 1
+        new._own = own = self._opp ^ opp_delta  # the opponent moves next
+        new._opp = opp = self._own ^ own_delta
+        new._hown = self._hopp
+        new._hopp = self._hown - placing
         if not game._rep:  # type: ignore[attr-defined]
-            hist: tuple[int, ...] = ()
-        elif placing or opp_delta:
-            hist = (w | b << 24 | seat << 48,)
+            new._hist = ()
         else:
-            hist = self._hist + (w | b << 24 | seat << 48,)
-        return MorrisState(game, w, b, seat, hw, hb, self._ply + 1,
-                           0 if opp_delta else self._quiet + 1, hist)  # type: ignore[arg-type]
+            key = opp | own << 24 | _SEAT1 if seat else own | opp << 24  # w | b << 24 | seat << 48
+            new._hist = (key,) if placing or opp_delta else self._hist + (key,)
+        new._quiet = 0 if opp_delta else self._quiet + 1
+        new._moves = None
+        new._outcome = None
+        return new
 
     # --- the one place that decides moves and outcome ---
-    def _analyse(self) -> None:
+    def is_over(self) -> bool:
+        """Whether the game is over; the first call decides the legal moves and the outcome (it is
+        also `_analyse`, so that the first question of a playout costs one call)."""
+        if self._moves is not None:
+            return self._outcome is not None
         game: Morris = self.game  # type: ignore[assignment]
         seat = self._seat
-        if seat:
-            own, opp, hand = self._b, self._w, self._hb
-        else:
-            own, opp, hand = self._w, self._b, self._hw
+        own, opp, hand = self._own, self._opp, self._hown
         count = own.bit_count()
         if count + hand <= 2:
             self._moves = []
             self._outcome = Outcome(1 - seat, "two stones")
-            return
+            return True
         empty = FULL ^ own ^ opp
-        # Points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        hc = empty & ((own >> 1 & _LO_MID) | (own << 2 & _HI)) & ((own << 1 & _MID_HI) | (own >> 2 & _LO))
-        c = TO_COL0[own & 255] | TO_COL1[own >> 8 & 255] | TO_COL2[own >> 16]
-        ec = FULL ^ (c | TO_COL0[opp & 255] | TO_COL1[opp >> 8 & 255] | TO_COL2[opp >> 16])
-        c = ec & ((c >> 1 & _LO_MID) | (c << 2 & _HI)) & ((c << 1 & _MID_HI) | (c >> 2 & _LO))
-        vc = FROM_COL0[c & 255] | FROM_COL1[c >> 8 & 255] | FROM_COL2[c >> 16] if c else 0
-        closing = hc | vc
-        rems: tuple[int, ...] = _indices(_removable(opp)) if closing and opp else ()
+        # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
+        x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
+        hc = x & empty
+        vc = x >> 24 & empty
         if hand:
-            plain = empty & ~closing
-            moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
-            for q in _indices(closing):
-                if rems:
-                    table = PLACE_REM[q]
-                    moves.extend([table[r] for r in rems])
-                else:
-                    moves.append(POINTS[q])
+            closing = hc | vc
+            plain = empty ^ closing
+            if closing and opp:
+                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+                pick = _picker(opp)
+                for q in IDX0[closing & 255] + IDX1[closing >> 8 & 255] + IDX2[closing >> 16]:
+                    moves += pick(PLACE_REM[q])
+            else:  # closing points (only when the opponent has no stone on the board) come last
+                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
+                         *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
         elif count == 3 and game._flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
-            for p in _indices(own):
-                cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if rems else 0
+            pick = _picker(opp) if (hc or vc) and opp else None
+            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
+                cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
-                    f0, f1, f2 = FLY0[p], FLY1[p], FLY2[p]
-                    moves += f0[plain & 255] + f1[plain >> 8 & 255] + f2[plain >> 16]
-                    for q in _indices(cl):
-                        table = STEP_REM[p][q]
-                        moves.extend([table[r] for r in rems])
+                    moves += FLY0[p][plain & 255] + FLY1[p][plain >> 8 & 255] + FLY2[p][plain >> 16]
+                    table = STEP_REM[p]
+                    for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                        moves += pick(table[q])
                 else:
                     moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
-        elif not closing:
-            moves = []
-            for p in _indices(own):
-                t = NEIGH[p] & empty
-                if t:
-                    moves += STEPS[p][t]
         else:
             moves = []
-            for p in _indices(own):
-                t = NEIGH[p] & empty
-                if t:
-                    cl = (t & V_NEIGH[p] & hc) | (t & H_NEIGH[p] & vc)
-                    if cl and rems:
-                        moves += STEPS[p][t & ~cl]
-                        for q in _indices(cl):
-                            table = STEP_REM[p][q]
-                            moves.extend([table[r] for r in rems])
+            # The stones that can close a mill: next to a closing point along the other line (a step
+            # along a column closes a row mill, a step along a row a column mill).
+            closers = own & (V_REACH0[hc & 255] | V_REACH1[hc >> 8 & 255] | V_REACH2[hc >> 16]
+                             | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
+            if not closers:
+                for neigh, steps in STEPPERS0[own & 255] + STEPPERS1[own >> 8 & 255] + STEPPERS2[own >> 16]:
+                    moves += steps[neigh & empty]
+            else:
+                pick = _picker(opp)
+                for p, neigh, steps in MOVERS0[own & 255] + MOVERS1[own >> 8 & 255] + MOVERS2[own >> 16]:
+                    if closers >> p & 1:
+                        cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
+                        moves += steps[neigh & empty ^ cl]
+                        table = STEP_REM[p]
+                        for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                            moves += pick(table[q])
                     else:
-                        moves += STEPS[p][t]
-        if not moves:
-            self._moves = moves
-            self._outcome = Outcome(1 - seat, "no legal move")
-            return
-        outcome = None
-        rep = game._rep
-        if rep and len(self._hist) >= rep and self._hist.count(self._hist[-1]) >= rep:
-            outcome = Outcome(None, "repetition")
-        elif game._quiet and self._quiet >= game._quiet:
-            outcome = Outcome(None, "quiet plies")
-        elif game._cap and self._ply >= game._cap:
-            outcome = Outcome(None, "move limit")
-        if outcome is not None:
-            moves = []
+                        moves += steps[neigh & empty]
         self._moves = moves
-        self._outcome = outcome
+        if not moves:
+            self._outcome = Outcome(1 - seat, "no legal move")
+            return True
+        hist = self._hist
+        if len(hist) >= game._rep_at and hist.count(hist[-1]) >= game._rep_at:
+            self._outcome = Outcome(None, "repetition")
+        elif self._quiet >= game._quiet_at:
+            self._outcome = Outcome(None, "quiet plies")
+        elif self._ply >= game._cap_at:
+            self._outcome = Outcome(None, "move limit")
+        else:
+            return False
+        self._moves = []
+        return True
+
+    _analyse = is_over
 
     def _illegal(self, move: str) -> IllegalMoveError:
         """Why the well-formed canonical `move` is not legal here."""
@@ -438,7 +480,7 @@ class MorrisState(State):
         _, _, placing, frm, to, rem = MOVE_INFO[move]
         seat = self._seat
         me, them = COLOR_NAMES[seat], COLOR_NAMES[1 - seat]
-        own, opp, hand = (self._b, self._w, self._hb) if seat else (self._w, self._b, self._hw)
+        own, opp, hand = self._own, self._opp, self._hown
 
         def err(why: str) -> IllegalMoveError:
             return IllegalMoveError(f"{move!r} is illegal: {why}")
@@ -524,7 +566,7 @@ class MorrisState(State):
         }
 
     def _key(self) -> tuple:
-        return (self._w, self._b, self._seat, self._hw, self._hb, self._ply, self._quiet, self._hist)
+        return (self._own, self._opp, self._seat, self._hown, self._hopp, self._ply, self._quiet, self._hist)
 
 
 _BOARD_ART = (

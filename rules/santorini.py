@@ -94,12 +94,74 @@ _PAIRS_RE = re.compile(r"(?:[A-E][1-5]){2,3}")
 
 _UNLIMITED = (True, True, True, True, False)  # may a piece go on a square of level 0..4?
 
+# Bitboards for move generation: bit s is square s. A position's levels are also kept as one int
+# `_g` of four 25-bit fields, field k-1 holding the squares of level >= k (k = 1..4, 4 the domes),
+# so that a build sets one bit and "not higher than h + 1" is one shift.
+_ALL = (1 << 25) - 1
+BIT: tuple[int, ...] = tuple(1 << s for s in SQUARES)
+NEIGHBOUR_MASK: tuple[int, ...] = tuple(sum(BIT[t] for t in NEIGHBOURS[s]) for s in SQUARES)
+_TOO_HIGH_SHIFT = (25, 50, 75, 75, 75)
+"""By a worker's level h: `_g >> shift` masks the squares it cannot step onto (level > h + 1, domes)."""
+
+
+def _subsets(mask: int) -> list[int]:
+    """Every subset of `mask`."""
+    out, sub = [], mask
+    while True:
+        out.append(sub)
+        if not sub:
+            return out
+        sub = (sub - 1) & mask
+
+
+#: TARGETS[f][m]: the squares of m (a subset of f's neighbourhood) in index order.
+TARGETS: tuple[dict[int, tuple[Square, ...]], ...] = tuple(
+    {m: tuple(t for t in NEIGHBOURS[f] if m >> t & 1) for m in _subsets(NEIGHBOUR_MASK[f])}
+    for f in SQUARES
+)
+
+
+class _Turns(dict):
+    """_Turns(f, t)[m]: the turns from f to t that build on the squares of m (a subset of t's
+    neighbourhood), in index order; filled on first use, each from the one without m's lowest square."""
+
+    def __init__(self, f: Square, t: Square) -> None:
+        super().__init__()
+        self[0] = ()
+        self.text = {b: text for b, text in next(builds for to, _, builds in STEPS[f] if to == t)}
+
+    def __missing__(self, m: int) -> tuple[str, ...]:
+        low = m & -m
+        turns = self[m] = (self.text[low.bit_length() - 1],) + self[m ^ low]
+        return turns
+
+
+#: TURNS[f][t]: the _Turns of f to t (None where t is not next to f).
+TURNS: tuple[tuple[_Turns | None, ...], ...] = tuple(
+    tuple(_Turns(f, t) if t in NEIGHBOURS[f] else None for t in SQUARES) for f in SQUARES
+)
+#: STEPPERS[f][m]: (TURNS[f][t], NEIGHBOUR_MASK[t]) for the squares t of m, as TARGETS.
+STEPPERS: tuple[dict[int, tuple[tuple[_Turns, int], ...]], ...] = tuple(
+    {m: tuple((TURNS[f][t], NEIGHBOUR_MASK[t]) for t in ts) for m, ts in TARGETS[f].items()}  # type: ignore[misc]
+    for f in SQUARES
+)
+#: WINS[f][t]: the winning move f to t (None where t is not next to f).
+WINS: tuple[tuple[str | None, ...], ...] = tuple(
+    tuple(f"{SQUARE_NAMES[f]} {SQUARE_NAMES[t]}" if t in NEIGHBOURS[f] else None for t in SQUARES)
+    for f in SQUARES
+)
+_SETUPS: dict[tuple[Square, Square], tuple[str, ...]] = {}
+"""The placements left once squares (a, b) are taken (-1, -1 for none), filled on first use."""
+
 
 class Santorini(Game):
     """Santorini, 5x5, two workers each, no god powers. `limited_supply`: 22/18/14 blocks, 18 domes."""
 
     name = "santorini"
     PARAMS = {"limited_supply": False}
+
+    def _check_params(self) -> None:
+        self._limited = self._params["limited_supply"]  # a plain attribute for the hot path
 
     def start(self) -> SantoriniState:
         return SantoriniState(self, (0,) * 25, (NOBODY,) * 4, 0, None)
@@ -207,13 +269,15 @@ def _pieces_used(levels: tuple[int, ...]) -> tuple[int, int, int, int]:
 
 
 _UNKNOWN = object()  # outcome not computed yet
+_new = object.__new__
 
 
 class SantoriniState(State):
     """A Santorini position. `_levels`: 25 ints (0-3 blocks, 4 dome); `_workers`: seat 0's two
-    squares then seat 1's, each pair sorted, -1 before placement."""
+    squares then seat 1's, each pair sorted, -1 before placement. `_g` holds the levels again as
+    bitboards (see _TOO_HIGH_SHIFT) and `_occ` the workers' squares, for move generation."""
 
-    __slots__ = ("_levels", "_workers", "_outcome", "_moves")
+    __slots__ = ("_levels", "_workers", "_outcome", "_moves", "_g", "_occ")
 
     def __init__(
         self,
@@ -229,22 +293,37 @@ class SantoriniState(State):
         self._ply = ply
         self._outcome = _UNKNOWN if outcome is None else outcome
         self._moves: list[str] | None = None
+        self._g = sum(1 << (s + 25 * k) for s, v in enumerate(levels) for k in range(v)) if any(levels) else 0
+        self._occ = sum(BIT[w] for w in workers if w != NOBODY)
 
     # --- the State API ---
     @property
     def outcome(self) -> Outcome | None:
-        if self._outcome is _UNKNOWN:
-            moves = self._generate()
-            self._outcome = None if moves else Outcome(1 - (self._ply & 1), REASON_NO_MOVE)
-        return self._outcome
+        outcome = self._outcome
+        if outcome is _UNKNOWN:
+            outcome = self._outcome = None if self._generate() else self._stuck()
+        return outcome
+
+    def is_over(self) -> bool:
+        outcome = self._outcome
+        if outcome is _UNKNOWN:
+            outcome = self._outcome = None if self._generate() else self._stuck()
+        return outcome is not None
+
+    def _stuck(self) -> Outcome:
+        """The outcome when the side to move has no legal move: it loses."""
+        return Outcome(1 - (self._ply & 1), REASON_NO_MOVE)
 
     def legal_moves(self) -> list[str]:
-        if self.outcome is not None:
+        outcome = self._outcome
+        if outcome is _UNKNOWN:
+            outcome = self._outcome = None if self._generate() else self._stuck()
+        if outcome is not None:
             return []
-        return list(self._generate())
+        return self._moves[:]  # type: ignore[index]  # generated when the outcome was decided
 
     def _key(self) -> tuple:
-        return (self._levels, self._workers, self._ply)
+        return (self._g, self._workers, self._ply)  # _g determines the levels
 
     # --- accessors for bots ---
     def level(self, square: str | int) -> int:
@@ -279,29 +358,56 @@ class SantoriniState(State):
         ply = self._ply
         if ply < 2:
             taken = (workers[0], workers[1])
-            moves = [text for a, b, text in PLACEMENTS if a not in taken and b not in taken]
+            setups = _SETUPS.get(taken)
+            if setups is None:
+                setups = _SETUPS[taken] = tuple(
+                    text for a, b, text in PLACEMENTS if a not in taken and b not in taken)
+            moves = self._moves = list(setups)
+            return moves
+        g = self._g
+        occ = self._occ
+        free = _ALL & ~(g >> 75 | occ)  # squares that can take a piece: no dome, no worker
+        if self.game._limited:  # type: ignore[attr-defined]
+            full = self._exhausted(g)
+            free &= ~full
         else:
-            levels = self._levels
-            ok = self._can_build()
-            free = [ok[v] for v in levels]
-            for w in workers:
-                free[w] = False
-            moves = []
-            mine = workers[2:] if ply & 1 else workers[:2]
-            for f in mine:
-                up = levels[f] + 1
-                free[f] = ok[levels[f]]  # the square just left may be built on
-                for t, win, builds in STEPS[f]:
-                    lt = levels[t]
-                    if lt > up or lt == DOME or t in workers:
-                        continue
-                    if lt == 3:
-                        moves.append(win)
+            full = 0
+        levels = self._levels
+        moves = []
+        for f in workers[2:] if ply & 1 else workers[:2]:
+            h = levels[f]
+            targets = NEIGHBOUR_MASK[f] & ~(occ | g >> _TOO_HIGH_SHIFT[h])
+            if not targets:
+                continue
+            builds = free | (BIT[f] & ~full)  # the square just left may be built on
+            wins = targets & g >> 50  # level 3 (domes are too high)
+            if wins:
+                turns = TURNS[f]
+                for t in TARGETS[f][targets]:
+                    if wins >> t & 1:
+                        moves.append(WINS[f][t])
                     else:
-                        moves += [text for b, text in builds if free[b]]
-                free[f] = False
+                        moves += turns[t][builds & NEIGHBOUR_MASK[t]]  # type: ignore[index]
+            else:
+                for to, near in STEPPERS[f][targets]:
+                    moves += to[builds & near]
         self._moves = moves
         return moves
+
+    @staticmethod
+    def _exhausted(g: int) -> int:
+        """With limited supply: the squares whose next piece is used up (by their level)."""
+        g1, g2, g3, g4 = g & _ALL, g >> 25 & _ALL, g >> 50 & _ALL, g >> 75
+        full = 0
+        if g1.bit_count() >= SUPPLY[0]:  # a square of level >= 1 took a level-1 block
+            full |= _ALL ^ g1
+        if g2.bit_count() >= SUPPLY[1]:
+            full |= g1 ^ g2
+        if g3.bit_count() >= SUPPLY[2]:  # level-3 blocks: on level 3 and under the domes
+            full |= g2 ^ g3
+        if g4.bit_count() >= SUPPLY[3]:
+            full |= g3 ^ g4
+        return full
 
     # --- playing ---
     def play(self, move: str) -> SantoriniState:
@@ -311,6 +417,35 @@ class SantoriniState(State):
         ply = self._ply
         if ply < 2:
             return self._place(squares)
+        moves = self._moves
+        if moves is not None and move in moves:
+            # A move from legal_moves: the new state is filled in directly (the hot path of searches).
+            w0, w1, w2, w3 = self._workers
+            f, t = squares[0], squares[1]
+            new = _new(SantoriniState)
+            new.game = self.game
+            new._ply = ply + 1
+            new._moves = None
+            new._occ = self._occ ^ BIT[f] ^ BIT[t]
+            if ply & 1:
+                other = w3 if f == w2 else w2
+                new._workers = (w0, w1, t, other) if t < other else (w0, w1, other, t)
+            else:
+                other = w1 if f == w0 else w0
+                new._workers = (t, other, w2, w3) if t < other else (other, t, w2, w3)
+            if len(squares) == 2:
+                new._levels = self._levels
+                new._g = self._g
+                new._outcome = Outcome(ply & 1, REASON_LEVEL3)
+            else:
+                b = squares[2]
+                built = list(self._levels)
+                lb = built[b]
+                built[b] = lb + 1
+                new._levels = tuple(built)
+                new._g = self._g | 1 << (b + 25 * lb)
+                new._outcome = _UNKNOWN
+            return new
         text = " ".join(SQUARE_NAMES[s] for s in squares)
         if self.outcome is not None:
             raise self._over_error(text)
