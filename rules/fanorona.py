@@ -124,6 +124,9 @@ class Geometry:
         self.captures: tuple[list[dict[Bitboard, tuple]], ...] = (
             [{} for _ in range(self.size)], [{} for _ in range(self.size)])
 
+    def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
+        return geometry, (self.rows, self.cols)
+
     def capture_steps(self, p: int, key: Bitboard, withdrawal: bool) -> tuple:
         """The steps from p that capture, for key = free neighbours of p | opponent stones on
         reach[withdrawal][p] << size: ((d, q, bit of q, kind, approach ray mask, up, withdrawal ray
@@ -384,7 +387,14 @@ class Fanorona(Game):
         return FanoronaState(self, white, black, ply, tuple(codes))
 
 
-_UNSET: Any = object()
+class _Unset:
+    """The outcome of a state not asked for yet; pickled as the one instance (a plain object() was not)."""
+
+    def __reduce__(self) -> str:
+        return "_UNSET"
+
+
+_UNSET: Any = _Unset()
 _NO_STONES = (Outcome(1, "no stones"), Outcome(0, "no stones"))  # by the seat that has none
 _NO_MOVE = (Outcome(1, "no legal move"), Outcome(0, "no legal move"))
 _MOVE_LIMIT = {winner: Outcome(winner, "move limit") for winner in (WHITE, BLACK, None)}
