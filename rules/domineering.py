@@ -35,8 +35,6 @@ MAX_SIDE = 26  # columns are the letters A..Z; rows are limited the same way
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 EMPTY = "."  # the empty cell in to_wire()'s board strings
 NO_LEGAL_MOVE = "no legal move"
-WORD, WORD_MASK = 16, 0xFFFF  # bitboards are decoded into move names 16 cells at a time
-WORD_MEMO_MAX = 1 << 16  # word values a board remembers before it forgets them all (at most ~10 MB)
 
 # Row number then column letter, optionally in brackets, optionally separated by a comma or
 # spaces: 4C, 4c, 4 C, 4,C, [4 C], [4,C]. Row 1..26 and column A..Z are well-formed on any board.
@@ -50,7 +48,7 @@ _FORMS = "a row number then a column letter, e.g. '4C', '4 C', '4,C' or '[4 C]'"
 class _Board:
     """The precomputed tables of one board size (shared by every game of that size)."""
 
-    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "words", "known", "decode")
+    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "chunks", "decode")
 
     def __init__(self, rows: int, cols: int) -> None:
         self.rows = rows
@@ -65,19 +63,18 @@ class _Board:
             f"{i // cols + 1}{LETTERS[i % cols]}" for i in range(n)
         )
         self.bit: dict[str, Bitboard] = {name: 1 << i for i, name in enumerate(self.names)}
-        # words[k][v]: the names of the set bits of the 16-bit value v at bits 16k..16k+15, filled as
-        # values come up (a board meets few of the 65536 per word). Boards of up to 64 cells have
-        # four words as lists (None: not met yet; the words past the board hold only 0) and decode
-        # them without a loop; larger boards have dicts.
-        small = n <= 4 * WORD
-        count = 4 if small else -(-n // WORD)
-        self.words: tuple[Any, ...] = tuple(
-            ([None] * (WORD_MASK + 1) if small and k * WORD < n else [()]) if small else {}
-            for k in range(count))
-        for word in self.words:
-            word[0] = ()
-        self.known = 0  # word values filled in, all words together
-        self.decode: Callable[[Bitboard], list[str]] = self._decode4 if small else self._decode_any
+        # chunks[k][v]: the names of the set bits of the byte value v at bits 8k..8k+7. Boards of up
+        # to 64 cells have eight chunks (the ones past the board hold only 0) and decode them
+        # without a loop.
+        chunks = []
+        for k in range(max(8, -(-n // 8))):
+            width = max(0, min(8, n - 8 * k))  # cells of this byte on the board
+            table: list[tuple[str, ...]] = [()] * (1 << width)
+            for v in range(1, 1 << width):
+                table[v] = tuple(self.names[8 * k + j] for j in range(width) if v >> j & 1)
+            chunks.append(tuple(table))
+        self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
+        self.decode: Callable[[Bitboard], list[str]] = self._decode8 if n <= 64 else self._decode_any
 
     def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
         return _board, (self.rows, self.cols)
@@ -89,45 +86,19 @@ class _Board:
             return free & (free >> self.cols) & self.vstart
         return free & (free >> 1) & self.hstart
 
-    def _decode4(self, bits: Bitboard) -> list[str]:
-        """decode for boards of up to 64 cells (WORD = 16 written out: constants are quicker than names)."""
-        w0, w1, w2, w3 = self.words
-        try:
-            return [*w0[bits & 0xFFFF], *w1[bits >> 16 & 0xFFFF], *w2[bits >> 32 & 0xFFFF], *w3[bits >> 48]]
-        except TypeError:  # a word value not met before (None)
-            self._fill(bits)
-            return self._decode4(bits)
+    def _decode8(self, bits: Bitboard) -> list[str]:
+        """decode for boards of up to 64 cells."""
+        v0, v1, v2, v3, v4, v5, v6, v7 = bits.to_bytes(8, "little")
+        c0, c1, c2, c3, c4, c5, c6, c7 = self.chunks
+        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3], *c4[v4], *c5[v5], *c6[v6], *c7[v7]]
 
     def _decode_any(self, bits: Bitboard) -> list[str]:
         """decode for boards of any size."""
-        start = bits
         out: list[str] = []
-        try:
-            for word in self.words:
-                if not bits:
-                    break
-                out += word[bits & WORD_MASK]
-                bits >>= WORD
-        except KeyError:  # a word value not met before
-            self._fill(start)
-            return self._decode_any(start)
+        for table, v in zip(self.chunks, bits.to_bytes(len(self.chunks), "little"), strict=True):
+            if v:
+                out += table[v]
         return out
-
-    def _fill(self, bits: Bitboard) -> None:
-        """Make the words of `bits` known to decode (forgetting all once WORD_MEMO_MAX are known)."""
-        if self.known >= WORD_MEMO_MAX:
-            self.known = 0
-            for word in self.words:
-                if isinstance(word, dict):
-                    word.clear()
-                else:
-                    word[:] = [None] * len(word)
-                word[0] = ()
-        for k, word in enumerate(self.words):
-            v = bits >> (k * WORD) & WORD_MASK
-            if (word.get(v) if isinstance(word, dict) else word[v]) is None:
-                word[v] = tuple(self.names[k * WORD + j] for j in range(WORD) if v >> j & 1)
-                self.known += 1
 
 
 _BOARDS: dict[tuple[int, int], _Board] = {}

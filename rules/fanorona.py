@@ -91,9 +91,10 @@ class Geometry:
             for p in range(self.size)
         ]
         self.around = [sum(1 << q for q in neighbour[p] if q >= 0) for p in range(self.size)]
-        # Per line direction pair (shift, approach sources up, approach sources down, withdrawal
-        # sources up, withdrawal sources down): the points from which a first step along the
-        # direction (up: towards higher bits) can capture, so captures are found for all stones at once.
+        # Per line direction pair (shift, twice the shift, approach sources up, approach sources
+        # down, withdrawal sources up, withdrawal sources down): the points from which a first step
+        # along the direction (up: towards higher bits) can capture, so captures are found for all
+        # stones at once.
         pairs = []
         for d in range(4):
             dc, dr = DIRECTIONS[d]
@@ -109,7 +110,7 @@ class Geometry:
                         mask |= 1 << p
                 return mask
 
-            pairs.append((shift, sources(up, True), sources(down, True), sources(up, False),
+            pairs.append((shift, 2 * shift, sources(up, True), sources(down, True), sources(up, False),
                           sources(down, False)))
         self.pairs = tuple(pairs)
         # plain[p][free neighbours of p] = {turn: own stones' change} of the plain moves from p, filled
@@ -169,11 +170,11 @@ def _generate(geo: Geometry, own: Bitboard, opp: Bitboard, withdrawal: bool, sam
     empty = geo.full ^ (own | opp)
     # The stones with a capturing first step, found for all stones at once by shifting bitboards.
     first = 0
-    for shift, a_up, a_down, w_up, w_down in geo.pairs:
-        up, down = empty >> shift, empty << shift
-        first |= a_up & up & (opp >> 2 * shift) | a_down & down & (opp << 2 * shift)
-        if withdrawal:
-            first |= w_up & up & (opp << shift) | w_down & down & (opp >> shift)
+    for shift, double, a_up, a_down, _w_up, _w_down in geo.pairs:
+        first |= a_up & (empty >> shift) & (opp >> double) | a_down & (empty << shift) & (opp << double)
+    if withdrawal:
+        for shift, _double, _a_up, _a_down, w_up, w_down in geo.pairs:
+            first |= w_up & (empty >> shift) & (opp << shift) | w_down & (empty << shift) & (opp >> shift)
     first &= own
     moves: dict[str, Bitboard] = {}
     if not first:
@@ -192,8 +193,9 @@ def _generate(geo: Geometry, own: Bitboard, opp: Bitboard, withdrawal: bool, sam
     reach, memo, around = geo.reach[withdrawal], geo.captures[withdrawal], geo.around
     capture_steps = geo.capture_steps
 
-    def extend(steps: tuple, opp: Bitboard, visited: Bitboard, last: int, path: str, taken: Bitboard) -> None:
-        """Add the turns that continue `path` (ending on a point with capturing `steps`)."""
+    def extend(steps: tuple, opp: Bitboard, free: Bitboard, last: int, path: str, taken: Bitboard) -> None:
+        """Add the turns that continue `path` (ending on a point with capturing `steps`); `free`: the
+        points the stone may still step on (empty, not visited this turn)."""
         for d, q, qbit, kind, aray, aup, wray, wup, dash in steps:
             if same_direction and d == last:
                 continue
@@ -227,12 +229,13 @@ def _generate(geo: Geometry, own: Bitboard, opp: Bitboard, withdrawal: bool, sam
                 now = taken | taking
                 moves[npath] = start ^ qbit | now << size
                 if nopp:
-                    key = around[q] & ~(own | nopp | visited) | (nopp & reach[q]) << size
+                    nfree = free ^ qbit | taking
+                    key = around[q] & nfree | (nopp & reach[q]) << size
                     more = memo[q].get(key)
                     if more is None:
                         more = capture_steps(q, key, withdrawal)
                     if more:
-                        extend(more, nopp, visited | qbit, d, npath, now)
+                        extend(more, nopp, nfree, d, npath, now)
 
     names = geo.names
     while first:
@@ -241,7 +244,7 @@ def _generate(geo: Geometry, own: Bitboard, opp: Bitboard, withdrawal: bool, sam
         p = start.bit_length() - 1
         key = around[p] & empty | (opp & reach[p]) << size
         steps = memo[p].get(key)
-        extend(steps if steps is not None else capture_steps(p, key, withdrawal), opp, start, -1, names[p], 0)
+        extend(steps if steps is not None else capture_steps(p, key, withdrawal), opp, empty, -1, names[p], 0)
     return moves, True
 
 
