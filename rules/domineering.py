@@ -64,8 +64,8 @@ class _Board:
         )
         self.bit: dict[str, Bitboard] = {name: 1 << i for i, name in enumerate(self.names)}
         # chunks[k][v]: the names of the set bits of the byte value v at bits 8k..8k+7. Boards of up
-        # to 64 cells have eight chunks (the ones past the board hold only 0) and decode them
-        # without a loop.
+        # to 64 cells have eight chunks (the ones past the board hold only 0) and decode four or
+        # eight of them without a loop.
         chunks = []
         for k in range(max(8, -(-n // 8))):
             width = max(0, min(8, n - 8 * k))  # cells of this byte on the board
@@ -74,7 +74,8 @@ class _Board:
                 table[v] = tuple(self.names[8 * k + j] for j in range(width) if v >> j & 1)
             chunks.append(tuple(table))
         self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
-        self.decode: Callable[[Bitboard], list[str]] = self._decode8 if n <= 64 else self._decode_any
+        self.decode: Callable[[Bitboard], list[str]] = (
+            self._decode4 if n <= 32 else self._decode8 if n <= 64 else self._decode_any)
 
     def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
         return _board, (self.rows, self.cols)
@@ -85,6 +86,12 @@ class _Board:
         if vertical:
             return free & (free >> self.cols) & self.vstart
         return free & (free >> 1) & self.hstart
+
+    def _decode4(self, bits: Bitboard) -> list[str]:
+        """decode for boards of up to 32 cells."""
+        v0, v1, v2, v3 = bits.to_bytes(4, "little")
+        c0, c1, c2, c3 = self.chunks[:4]
+        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3]]
 
     def _decode8(self, bits: Bitboard) -> list[str]:
         """decode for boards of up to 64 cells."""
