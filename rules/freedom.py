@@ -38,7 +38,8 @@ _MOVE_RE = re.compile(r"([a-z])\s*(\d{1,3})")
 class _Tables:
     """Everything about a board size that never changes, built once per size."""
 
-    __slots__ = ("size", "cells", "full", "names", "index", "bits", "neighbours", "directions", "lists")
+    __slots__ = ("size", "cells", "full", "names", "index", "bits", "neighbours", "directions", "lists",
+                 "chunks")
 
     def __init__(self, size: int) -> None:
         n = size
@@ -51,6 +52,15 @@ class _Tables:
         # lists[targets] = the names of the cells of `targets`, for the boards of cells next to a
         # stone (a few hundred per stone's cell) and the empty board; filled as they come up.
         self.lists: dict[Bitboard, tuple[str, ...]] = {}
+        # chunks[k][v]: the names of the cells of the byte value v at bits 8k..8k+7.
+        chunks = []
+        for k in range(-(-n * n // 8)):
+            table: list[tuple[str, ...]] = [()]
+            for v in range(1, 1 << min(8, n * n - 8 * k)):
+                high = v.bit_length() - 1  # v's names: those of v without its highest bit, then that one
+                table.append(table[v ^ 1 << high] + (self.names[8 * k + high],))
+            chunks.append(tuple(table))
+        self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
 
         def on_board(r: int, c: int) -> bool:
             return 0 <= r < n and 0 <= c < n
@@ -83,13 +93,10 @@ class _Tables:
 
     def names_of(self, cells: Bitboard, remember: bool) -> tuple[str, ...]:
         """The names of `cells` from A1 on, remembered in `lists` if `remember`."""
-        names = self.names
-        out = []
-        rest = cells
-        while rest:
-            low = rest & -rest
-            out.append(names[low.bit_length() - 1])
-            rest ^= low
+        out: list[str] = []
+        for table, v in zip(self.chunks, cells.to_bytes(len(self.chunks), "little"), strict=True):
+            if v:
+                out += table[v]
         result = tuple(out)
         if remember:
             if len(self.lists) >= LISTS_MAX:
