@@ -19,6 +19,7 @@ decoding of bitboards into move lists) are built once per board size.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State, board_text
@@ -47,7 +48,7 @@ _FORMS = "a row number then a column letter, e.g. '4C', '4 C', '4,C' or '[4 C]'"
 class _Board:
     """The precomputed tables of one board size (shared by every game of that size)."""
 
-    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "chunks")
+    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "chunks", "decode")
 
     def __init__(self, rows: int, cols: int) -> None:
         self.rows = rows
@@ -62,15 +63,22 @@ class _Board:
             f"{i // cols + 1}{LETTERS[i % cols]}" for i in range(n)
         )
         self.bit: dict[str, Bitboard] = {name: 1 << i for i, name in enumerate(self.names)}
-        # chunks[k][v]: the names of the set bits of byte value v at bits 8k..8k+7.
+        # chunks[k][v]: the names of the set bits of the byte value v at bits 8k..8k+7. Boards of up
+        # to 64 cells have eight chunks (the ones past the board hold only 0) and decode four or
+        # eight of them without a loop.
         chunks = []
-        for k in range(0, n, 8):
-            width = min(8, n - k)
-            table: list[tuple[str, ...]] = [()] * 256
+        for k in range(max(8, -(-n // 8))):
+            width = max(0, min(8, n - 8 * k))  # cells of this byte on the board
+            table: list[tuple[str, ...]] = [()] * (1 << width)
             for v in range(1, 1 << width):
-                table[v] = tuple(self.names[k + j] for j in range(width) if v >> j & 1)
+                table[v] = tuple(self.names[8 * k + j] for j in range(width) if v >> j & 1)
             chunks.append(tuple(table))
         self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
+        self.decode: Callable[[Bitboard], list[str]] = (
+            self._decode4 if n <= 32 else self._decode8 if n <= 64 else self._decode_any)
+
+    def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
+        return _board, (self.rows, self.cols)
 
     def starts(self, occupied: Bitboard, vertical: bool) -> Bitboard:
         """The cells where a domino of that orientation can be placed now."""
@@ -79,16 +87,24 @@ class _Board:
             return free & (free >> self.cols) & self.vstart
         return free & (free >> 1) & self.hstart
 
-    def decode(self, bits: Bitboard) -> list[str]:
-        """The names of the set bits, in ascending order (row 1 A..., row 2 A..., ...)."""
+    def _decode4(self, bits: Bitboard) -> list[str]:
+        """decode for boards of up to 32 cells."""
+        v0, v1, v2, v3 = bits.to_bytes(4, "little")
+        c0, c1, c2, c3 = self.chunks[:4]
+        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3]]
+
+    def _decode8(self, bits: Bitboard) -> list[str]:
+        """decode for boards of up to 64 cells."""
+        v0, v1, v2, v3, v4, v5, v6, v7 = bits.to_bytes(8, "little")
+        c0, c1, c2, c3, c4, c5, c6, c7 = self.chunks
+        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3], *c4[v4], *c5[v5], *c6[v6], *c7[v7]]
+
+    def _decode_any(self, bits: Bitboard) -> list[str]:
+        """decode for boards of any size."""
         out: list[str] = []
-        for table in self.chunks:
-            if not bits:
-                break
-            v = bits & 255
+        for table, v in zip(self.chunks, bits.to_bytes(len(self.chunks), "little"), strict=True):
             if v:
-                out.extend(table[v])
-            bits >>= 8
+                out += table[v]
         return out
 
 
@@ -139,6 +155,19 @@ class Domineering(Game):
         self._board_text = board_text(self._params["rows"], self._params["cols"], "X", "O", EMPTY)
         # _vertical[seat]: does that seat place vertical dominoes?
         self._vertical = (first == VERTICAL, first != VERTICAL)
+        # What play needs, per seat to move (states hold their seat's): [places vertical dominoes,
+        # cell name -> (bit, the domino's two cells), the shift and start mask of the other seat's
+        # dominoes, the other seat's list]; and the board's decode (starts -> move names).
+        board = self._board
+        turns = []
+        for v in self._vertical:
+            second = board.cols if v else 1
+            covers = {name: (bit, bit | bit << second) for name, bit in board.bit.items()}
+            turns.append([v, covers, 1 if v else board.cols, board.hstart if v else board.vstart])
+        turns[0].append(turns[1])
+        turns[1].append(turns[0])
+        self._turns = turns
+        self._decode = board.decode
 
     # --- seats and symbols ---
     def orientation(self, seat: int) -> str:
@@ -245,6 +274,9 @@ def _parse(text: Any) -> tuple[str, int, int]:
     return f"{row}{LETTERS[col]}", row, col
 
 
+_LOSS = (Outcome(1, NO_LEGAL_MOVE), Outcome(0, NO_LEGAL_MOVE))  # by the seat that cannot move
+
+
 def _quote(text: str, canon: str) -> str:
     return repr(canon) if text == canon else f"{text!r} ({canon})"
 
@@ -252,24 +284,24 @@ def _quote(text: str, canon: str) -> str:
 class DomineeringState(State):
     """A Domineering position: X's cells, O's cells, the seat to move, the ply count."""
 
-    __slots__ = ("_x", "_o", "_seat", "_starts", "_moves")
+    __slots__ = ("_x", "_free", "_seat", "_starts", "_turn")
 
     _x: Bitboard
-    _o: Bitboard
+    _free: Bitboard  # the cells no domino covers (O's cells are the others)
     _seat: int
     _starts: Bitboard  # legal starting cells of the side to move
-    _moves: list[str] | None  # cached, never handed out (legal_moves returns a copy)
+    _turn: list  # game._turns[seat]
 
     @classmethod
     def _make(cls, game: Domineering, x: Bitboard, o: Bitboard, seat: int, ply: int) -> DomineeringState:
         self = object.__new__(cls)
         self.game = game
         self._x = x
-        self._o = o
+        self._free = game._board.full ^ (x | o)
         self._seat = seat
         self._ply = ply
         self._starts = game._board.starts(x | o, game._vertical[seat])
-        self._moves = None
+        self._turn = game._turns[seat]
         return self
 
     # --- the State API ---
@@ -281,7 +313,7 @@ class DomineeringState(State):
     def outcome(self) -> Outcome | None:
         if self._starts:
             return None
-        return Outcome(1 - self._seat, NO_LEGAL_MOVE)
+        return _LOSS[self._seat]
 
     def is_over(self) -> bool:
         return not self._starts
@@ -294,31 +326,44 @@ class DomineeringState(State):
     @property
     def o(self) -> Bitboard:
         """The cells covered by horizontal dominoes (bit r * cols + c)."""
-        return self._o
+        return self.game._board.full ^ self._free ^ self._x
 
     def legal_moves(self) -> list[str]:
-        moves = self._moves
-        if moves is None:
-            moves = self._moves = self.game._board.decode(self._starts)
-        return moves.copy()
+        return self.game._decode(self._starts)
 
     def play(self, move: str) -> DomineeringState:
-        game = self.game
-        bit = game._board.bit.get(move) if move.__class__ is str else None
-        if bit is not None and self._starts & bit:
-            if game._vertical[self._seat]:
-                return DomineeringState._make(
-                    game, self._x | bit | (bit << game._board.cols), self._o, 1 - self._seat, self._ply + 1
-                )
-            return DomineeringState._make(
-                game, self._x, self._o | bit | (bit << 1), 1 - self._seat, self._ply + 1
-            )
+        if move.__class__ is str:
+            vertical, covers, shift, mask, other = self._turn
+            cells = covers.get(move)
+            if cells is not None and self._starts & cells[0]:
+                free = self._free ^ cells[1]
+                child = object.__new__(DomineeringState)
+                child.game = self.game
+                child._x = self._x | cells[1] if vertical else self._x
+                child._free = free
+                child._seat = 1 - self._seat
+                child._ply = self._ply + 1
+                child._starts = free & (free >> shift) & mask
+                child._turn = other
+                return child
         canon, row, col = _parse(move)
         if canon != move:
-            bit = game._board.bit.get(canon)
+            bit = self.game._board.bit.get(canon)
             if bit is not None and self._starts & bit:
                 return self.play(canon)
         raise self._illegal(move, canon, row, col)
+
+    def __eq__(self, other: object) -> bool:  # the search's table compares states: games first by identity
+        return (
+            other.__class__ is DomineeringState
+            and other._x == self._x  # type: ignore[attr-defined]
+            and other._free == self._free  # type: ignore[attr-defined]
+            and other._seat == self._seat  # type: ignore[attr-defined]
+            and (other.game is self.game or other.game == self.game)  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._x, self._free, self._seat))
 
     def _illegal(self, text: str, canon: str, row: int, col: int) -> IllegalMoveError:
         if not self._starts:
@@ -339,7 +384,7 @@ class DomineeringState(State):
             )
         for r, c in ((row, col), (row2, col2)):
             i = (r - 1) * board.cols + c
-            for bits, sym in ((self._x, "X"), (self._o, "O")):
+            for bits, sym in ((self._x, "X"), (self.o, "O")):
                 if bits >> i & 1:
                     return IllegalMoveError(f"{head}: {_cell_name(r, c)} is already covered by {sym}")
         return IllegalMoveError(f"{head}")  # not reached: a free, on-board domino is legal
@@ -351,7 +396,7 @@ class DomineeringState(State):
         marked: set[int] = set()
         if highlight is not None:
             marked = self._highlight_cells(highlight)
-        x, o = self._x, self._o
+        x, o = self._x, self.o
 
         def rule(ch: str) -> str:
             return ("   " + f"  {ch} " * cols).rstrip()
@@ -393,13 +438,13 @@ class DomineeringState(State):
             cells = [(row - 1, col), (row, col) if vertical else (row - 1, col + 1)]
             idx = [r * board.cols + c for r, c in cells if r < board.rows and c < board.cols]
             options.append(idx)
-            own = self._x if vertical else self._o
+            own = self._x if vertical else self.o
             if len(idx) == 2 and all(own >> i & 1 for i in idx):
                 return set(idx)
         return set(options[1])
 
     def to_wire(self) -> dict[str, Any]:
-        rows = self.game._board_text.rows_of(self._x, self._o)
+        rows = self.game._board_text.rows_of(self._x, self.o)
         return {
             "game": self.game.name,
             "params": self.game.params,
@@ -411,4 +456,4 @@ class DomineeringState(State):
 
     def _key(self) -> tuple:
         # The ply count does not change future play; positions reached by different orders are equal.
-        return (self._x, self._o, self._seat)
+        return (self._x, self.o, self._seat)

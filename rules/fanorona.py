@@ -33,6 +33,9 @@ EMPTY = "."
 DIRECTIONS = ((0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1))
 APPROACH, WITHDRAWAL = "A", "W"
 
+CAPTURE_MEMO_MAX = 1 << 12
+"""Capture patterns a point remembers before it forgets them all (a few hundred come up in practice)."""
+
 _SEPARATORS = re.compile(r"[\s,\-]+")
 _TOKEN = re.compile(r"([A-Z])([0-9]{1,3})([AW]?)")
 
@@ -40,7 +43,8 @@ _TOKEN = re.compile(r"([A-Z])([0-9]{1,3})([AW]?)")
 class Geometry:
     """Precomputed tables of one board size: names, neighbours, capture rays."""
 
-    __slots__ = ("rows", "cols", "size", "full", "names", "index", "steps", "links")
+    __slots__ = ("rows", "cols", "size", "full", "names", "index", "steps", "links", "fast", "around",
+                 "pairs", "plain", "reach", "captures")
 
     def __init__(self, rows: int, cols: int) -> None:
         self.rows, self.cols, self.size = rows, cols, rows * cols
@@ -72,6 +76,82 @@ class Geometry:
         # links[(p, q)] = the step from p to its neighbour q, as in steps[p].
         self.links = {(p, s[1]): s for p in range(self.size) for s in self.steps[p]}
 
+        # The move generator's tables. A ray is also one mask; `up` says whether it runs towards
+        # higher bits, so the unbroken run of stones at its start is found with a few int operations.
+        def ray_mask(i: int, d: int) -> tuple[Bitboard, Bitboard, bool]:
+            bits = ray(i, d)
+            dc, dr = DIRECTIONS[d]
+            return (bits[0] if bits else 0), sum(bits), dr * cols + dc > 0
+
+        # fast[p] = ((d, q, bit of q, approach ray beyond q, withdrawal ray behind p, "-" + name of q),
+        # ...) in the order of steps[p]; each ray as (first bit, mask, up).
+        self.fast = [
+            tuple((d, q, 1 << q, *ray_mask(q, d), *ray_mask(p, d ^ 4), "-" + self.names[q])
+                  for d, q in enumerate(neighbour[p]) if q >= 0)
+            for p in range(self.size)
+        ]
+        self.around = [sum(1 << q for q in neighbour[p] if q >= 0) for p in range(self.size)]
+        # Per line direction pair (shift, twice the shift, approach sources up, approach sources
+        # down, withdrawal sources up, withdrawal sources down): the points from which a first step
+        # along the direction (up: towards higher bits) can capture, so captures are found for all
+        # stones at once.
+        pairs = []
+        for d in range(4):
+            dc, dr = DIRECTIONS[d]
+            shift = dr * cols + dc
+            up, down = (d, d ^ 4) if shift > 0 else (d ^ 4, d)
+            shift = abs(shift)
+
+            def sources(d: int, approach: bool) -> Bitboard:
+                mask = 0
+                for p in range(self.size):
+                    q = neighbour[p][d]
+                    if q >= 0 and (neighbour[q][d] if approach else neighbour[p][d ^ 4]) >= 0:
+                        mask |= 1 << p
+                return mask
+
+            pairs.append((shift, 2 * shift, sources(up, True), sources(down, True), sources(up, False),
+                          sources(down, False)))
+        self.pairs = tuple(pairs)
+        # plain[p][free neighbours of p] = {turn: own stones' change} of the plain moves from p, filled
+        # as patterns come up.
+        self.plain: list[dict[Bitboard, dict[str, Bitboard]]] = [{} for _ in range(self.size)]
+        # reach[withdrawal][p]: the points whose stones decide whether a step from p captures (two
+        # steps away along a line, and with withdrawal the neighbours); captures[withdrawal][p] maps
+        # free neighbours | those points' opponent stones << size to the capturing steps (see
+        # capture_steps), filled as patterns come up.
+        two = [sum(a1 for *_, a1, _m, _u, _w1, _wm, _wu, _n in self.fast[p]) for p in range(self.size)]
+        self.reach = (two, [t | a for t, a in zip(two, self.around, strict=True)])
+        self.captures: tuple[list[dict[Bitboard, tuple]], ...] = (
+            [{} for _ in range(self.size)], [{} for _ in range(self.size)])
+
+    def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
+        return geometry, (self.rows, self.cols)
+
+    def capture_steps(self, p: int, key: Bitboard, withdrawal: bool) -> tuple:
+        """The steps from p that capture, for key = free neighbours of p | opponent stones on
+        reach[withdrawal][p] << size: ((d, q, bit of q, kind, approach ray mask, up, withdrawal ray
+        mask, up, "-" + name of q), ...) in the order of steps[p]; kind 1 approach, 2 withdrawal, 3 both."""
+        free, opp = key & self.full, key >> self.size
+        steps = []
+        for d, q, qbit, a1, aray, aup, w1, wray, wup, dash in self.fast[p]:
+            if free & qbit:
+                kind = (1 if opp & a1 else 0) | (2 if withdrawal and opp & w1 else 0)
+                if kind:
+                    steps.append((d, q, qbit, kind, aray, aup, wray, wup, dash))
+        memo = self.captures[withdrawal][p]
+        if len(memo) >= CAPTURE_MEMO_MAX:
+            memo.clear()
+        memo[key] = result = tuple(steps)
+        return result
+
+    def plain_moves(self, p: int, free: Bitboard) -> dict[str, Bitboard]:
+        """The plain moves of a stone on p whose free neighbours are `free`, remembered."""
+        moves = {f"{self.names[p]}-{self.names[q]}": (1 << p) | qbit
+                 for _d, q, qbit, *_ in self.steps[p] if free & qbit}
+        self.plain[p][free] = moves
+        return moves
+
 
 @cache
 def geometry(rows: int, cols: int) -> Geometry:
@@ -82,62 +162,90 @@ geometry(5, 7)  # the default board, built at import
 geometry(5, 9)
 
 
-def _bits(board: Bitboard):
-    while board:
-        low = board & -board
-        yield low.bit_length() - 1
-        board ^= low
-
-
 def _generate(geo: Geometry, own: Bitboard, opp: Bitboard, withdrawal: bool, same_direction: bool
-              ) -> tuple[dict[str, tuple[Bitboard, Bitboard]], bool]:
-    """Every legal turn -> (own, opp) after it, and whether the turns are captures."""
-    names, steps = geo.names, geo.steps
-    moves: dict[str, tuple[Bitboard, Bitboard]] = {}
+              ) -> tuple[dict[str, Bitboard], bool]:
+    """Every legal turn -> its change (own stones' change | captured stones << size), and whether
+    the turns are captures. Turns come in a fixed order: by start point, then depth first along
+    the lines in DIRECTIONS order, approach before withdrawal."""
+    empty = geo.full ^ (own | opp)
+    # The stones with a capturing first step, found for all stones at once by shifting bitboards.
+    first = 0
+    for shift, double, a_up, a_down, _w_up, _w_down in geo.pairs:
+        first |= a_up & (empty >> shift) & (opp >> double) | a_down & (empty << shift) & (opp << double)
+    if withdrawal:
+        for shift, _double, _a_up, _a_down, w_up, w_down in geo.pairs:
+            first |= w_up & (empty >> shift) & (opp << shift) | w_down & (empty << shift) & (opp >> shift)
+    first &= own
+    moves: dict[str, Bitboard] = {}
+    if not first:
+        plain, around = geo.plain, geo.around
+        while own:
+            low = own & -own
+            own ^= low
+            p = low.bit_length() - 1
+            free = around[p] & empty
+            if free:
+                turns = plain[p].get(free)
+                moves.update(turns if turns is not None else geo.plain_moves(p, free))
+        return moves, False
 
-    def extend(p: int, pbit: Bitboard, own: Bitboard, opp: Bitboard, visited: Bitboard, last: int,
-               path: str) -> None:
-        occupied = own | opp
-        for d, q, qbit, approach, behind in steps[p]:
-            if occupied & qbit or visited & qbit or (same_direction and d == last):
+    size = geo.size
+    reach, memo, around = geo.reach[withdrawal], geo.captures[withdrawal], geo.around
+    capture_steps = geo.capture_steps
+
+    def extend(steps: tuple, opp: Bitboard, free: Bitboard, last: int, path: str, taken: Bitboard) -> None:
+        """Add the turns that continue `path` (ending on a point with capturing `steps`); `free`: the
+        points the stone may still step on (empty, not visited this turn)."""
+        for d, q, qbit, kind, aray, aup, wray, wup, dash in steps:
+            if same_direction and d == last:
                 continue
-            a = 0
-            if approach and opp & approach[0]:
-                for b in approach:
-                    if not opp & b:
-                        break
-                    a |= b
-            w = 0
-            if withdrawal and behind and opp & behind[0]:
-                for b in behind:
-                    if not opp & b:
-                        break
-                    w |= b
-            if not (a or w):
-                continue
-            nown = own ^ pbit ^ qbit
-            if a and w:
-                options = ((a, APPROACH), (w, WITHDRAWAL))
+            if kind & 1:
+                x = aray & ~opp
+                if aup:
+                    captured = aray & ((x & -x) - 1)
+                else:
+                    n = x.bit_length()
+                    captured = aray >> n << n
+                if kind == 3:
+                    x = wray & ~opp
+                    if wup:
+                        w = wray & ((x & -x) - 1)
+                    else:
+                        n = x.bit_length()
+                        w = wray >> n << n
+                    options = ((captured, f"{path}{dash}{APPROACH}"), (w, f"{path}{dash}{WITHDRAWAL}"))
+                else:
+                    options = ((captured, path + dash),)
             else:
-                options = ((a or w, ""),)
-            for captured, suffix in options:
-                npath = f"{path}-{names[q]}{suffix}"
-                nopp = opp ^ captured
-                moves[npath] = (nown, nopp)
+                x = wray & ~opp
+                if wup:
+                    captured = wray & ((x & -x) - 1)
+                else:
+                    n = x.bit_length()
+                    captured = wray >> n << n
+                options = ((captured, path + dash),)
+            for taking, npath in options:
+                nopp = opp ^ taking
+                now = taken | taking
+                moves[npath] = start ^ qbit | now << size
                 if nopp:
-                    extend(q, qbit, nown, nopp, visited | qbit, d, npath)
+                    nfree = free ^ qbit | taking
+                    key = around[q] & nfree | (nopp & reach[q]) << size
+                    more = memo[q].get(key)
+                    if more is None:
+                        more = capture_steps(q, key, withdrawal)
+                    if more:
+                        extend(more, nopp, nfree, d, npath, now)
 
-    for p in _bits(own):
-        extend(p, 1 << p, own, opp, 1 << p, -1, names[p])
-    if moves:
-        return moves, True
-    occupied = own | opp
-    for p in _bits(own):
-        pbit = 1 << p
-        for _d, q, qbit, _a, _w in steps[p]:
-            if not occupied & qbit:
-                moves[f"{names[p]}-{names[q]}"] = (own ^ pbit ^ qbit, opp)
-    return moves, False
+    names = geo.names
+    while first:
+        start = first & -first
+        first ^= start
+        p = start.bit_length() - 1
+        key = around[p] & empty | (opp & reach[p]) << size
+        steps = memo[p].get(key)
+        extend(steps if steps is not None else capture_steps(p, key, withdrawal), opp, empty, -1, names[p], 0)
+    return moves, True
 
 
 class Fanorona(Game):
@@ -160,6 +268,9 @@ class Fanorona(Game):
             raise ValueError(f"fanorona: parameter 'repetition' must be 0 (off) or at least 2, "
                              f"got {p['repetition']!r}")
         self._geo = geometry(p["rows"], p["cols"])
+        # the parameters the hot paths read, as plain attributes (Game.__getattr__ is slow)
+        self._withdrawal, self._same_direction = p["withdrawal"], p["same_direction"]
+        self._move_limit, self._repetition = p["move_limit"], p["repetition"]
         self._board_text = board_text(p["rows"], p["cols"], "W", "B", EMPTY)
 
     def start(self) -> FanoronaState:
@@ -279,7 +390,18 @@ class Fanorona(Game):
         return FanoronaState(self, white, black, ply, tuple(codes))
 
 
-_UNSET: Any = object()
+class _Unset:
+    """The outcome of a state not asked for yet; pickled as the one instance (a plain object() was not)."""
+
+    def __reduce__(self) -> str:
+        return "_UNSET"
+
+
+_UNSET: Any = _Unset()
+_NO_STONES = (Outcome(1, "no stones"), Outcome(0, "no stones"))  # by the seat that has none
+_NO_MOVE = (Outcome(1, "no legal move"), Outcome(0, "no legal move"))
+_MOVE_LIMIT = {winner: Outcome(winner, "move limit") for winner in (WHITE, BLACK, None)}
+_REPETITION = Outcome(None, "repetition")
 
 
 class FanoronaState(State):
@@ -294,7 +416,8 @@ class FanoronaState(State):
         self._black = black
         self._ply = ply
         self._history = history  # white | black << size of each earlier position, oldest first
-        self._moves: dict[str, tuple[Bitboard, Bitboard]] | None = None
+        # turn -> own stones' change | captured stones << size (see _generate), once asked for
+        self._moves: dict[str, Bitboard] | None = None
         self._capturing = False
         self._outcome = _UNSET
 
@@ -309,66 +432,100 @@ class FanoronaState(State):
     @property
     def must_capture(self) -> bool:
         """True when the side to move has a capture, so (captures being compulsory) must take one."""
-        self._turns()
+        if self._moves is None:
+            self._turns()
         return self._capturing
 
     def _key(self) -> tuple:
         return (self._white, self._black, self._ply, self._history)
 
-    def _turns(self) -> dict[str, tuple[Bitboard, Bitboard]]:
-        if self._moves is None:
+    def __eq__(self, other: object) -> bool:  # the search's table compares states: games first by identity
+        return (
+            other.__class__ is FanoronaState
+            and other._white == self._white  # type: ignore[attr-defined]
+            and other._black == self._black  # type: ignore[attr-defined]
+            and other._ply == self._ply  # type: ignore[attr-defined]
+            and other._history == self._history  # type: ignore[attr-defined]
+            and (other.game is self.game or other.game == self.game)  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._white, self._black, self._ply, self._history))
+
+    def _turns(self) -> dict[str, Bitboard]:
+        moves = self._moves
+        if moves is None:
             g = self.game
             own, opp = (self._white, self._black) if not self._ply & 1 else (self._black, self._white)
-            self._moves, self._capturing = _generate(g._geo, own, opp, g.withdrawal, g.same_direction)
-        return self._moves
+            moves, self._capturing = _generate(g._geo, own, opp, g._withdrawal, g._same_direction)
+            self._moves = moves
+        return moves
 
     @property
     def outcome(self) -> Outcome | None:
-        if self._outcome is _UNSET:
-            self._outcome = self._decide()
-        return self._outcome
+        outcome = self._outcome
+        if outcome is _UNSET:
+            outcome = self._outcome = self._decide()
+        return outcome
+
+    def is_over(self) -> bool:
+        outcome = self._outcome
+        if outcome is _UNSET:
+            outcome = self._outcome = self._decide()
+        return outcome is not None
 
     def _decide(self) -> Outcome | None:
         g, seat = self.game, self._ply & 1
-        if not (self._white, self._black)[seat]:
-            return Outcome(1 - seat, "no stones")
-        if not self._turns():
-            return Outcome(1 - seat, "no legal move")
-        if g.move_limit and self._ply >= g.move_limit:
+        if not (self._white if not seat else self._black):
+            return _NO_STONES[seat]
+        if not (self._moves if self._moves is not None else self._turns()):
+            return _NO_MOVE[seat]
+        limit = g._move_limit
+        if limit and self._ply >= limit:
             lead = self._white.bit_count() - self._black.bit_count()
-            return Outcome(WHITE if lead >= 3 else BLACK if lead <= -3 else None, "move limit")
-        if g.repetition:
+            return _MOVE_LIMIT[WHITE if lead >= 3 else BLACK if lead <= -3 else None]
+        repetition = g._repetition
+        if repetition and self._history:
             code = self._white | self._black << g._geo.size
-            if self._history[-2::-2].count(code) + 1 >= g.repetition:
-                return Outcome(None, "repetition")
+            if self._history[-2::-2].count(code) + 1 >= repetition:
+                return _REPETITION
         return None
 
     def legal_moves(self) -> list[str]:
-        moves = self._turns()
-        if self.outcome is not None:
+        outcome = self._outcome
+        if outcome is _UNSET:
+            outcome = self._outcome = self._decide()
+        if outcome is not None:
             return []
-        return list(moves)
+        return list(self._moves)  # type: ignore[arg-type]
 
     def play(self, move: str) -> FanoronaState:
-        after = self._turns().get(move)
-        if after is None or self.outcome is not None:
+        moves = self._moves
+        if moves is None:
+            moves = self._turns()
+        change = moves.get(move)
+        outcome = self._outcome
+        if outcome is _UNSET:
+            outcome = self._outcome = self._decide()
+        if change is None or outcome is not None:
             text = self.game.parse_move(move)
-            if self.outcome is not None:
+            if outcome is not None:
                 raise self._over_error(text)
-            after = self._moves.get(text)  # type: ignore[union-attr]
-            if after is None:
-                text = self._resolve(text)
-                after = self._moves[text]  # type: ignore[index]
-        own, opp = after
+            change = moves.get(text)
+            if change is None:
+                change = moves[self._resolve(text)]
         g = self.game
+        geo = g._geo
+        size = geo.size
+        captured = change >> size
         if self._ply & 1:
-            white, black, captured = opp, own, opp != self._white
+            white, black = self._white ^ captured, self._black ^ (change & geo.full)
         else:
-            white, black, captured = own, opp, opp != self._black
-        if not g.repetition or captured:
+            white, black = self._white ^ (change & geo.full), self._black ^ captured
+        if captured or not g._repetition:
             history: tuple[int, ...] = ()
         else:
-            history = self._history + (self._white | self._black << g._geo.size,)
+            history = self._history + (self._white | self._black << size,)
         return FanoronaState(g, white, black, self._ply + 1, history)
 
     def _resolve(self, text: str) -> str:

@@ -30,13 +30,16 @@ MIN_SIZE, MAX_SIZE = 4, 26
 REASON_FULL = "board full"
 REASON_PASS = "last move passed"
 
+LISTS_MAX = 1 << 16  # move lists a board size remembers before it forgets them all
+
 _MOVE_RE = re.compile(r"([a-z])\s*(\d{1,3})")
 
 
 class _Tables:
     """Everything about a board size that never changes, built once per size."""
 
-    __slots__ = ("size", "full", "names", "index", "neighbours", "directions")
+    __slots__ = ("size", "cells", "full", "names", "index", "bits", "neighbours", "directions", "lists",
+                 "chunks")
 
     def __init__(self, size: int) -> None:
         n = size
@@ -44,6 +47,20 @@ class _Tables:
         self.full: Bitboard = (1 << (n * n)) - 1
         self.names: tuple[str, ...] = tuple(f"{chr(65 + i % n)}{i // n + 1}" for i in range(n * n))
         self.index: dict[str, Cell] = {name: i for i, name in enumerate(self.names)}
+        self.cells = n * n
+        self.bits: tuple[Bitboard, ...] = tuple(1 << i for i in range(n * n))
+        # lists[targets] = the names of the cells of `targets`, for the boards of cells next to a
+        # stone (a few hundred per stone's cell) and the empty board; filled as they come up.
+        self.lists: dict[Bitboard, tuple[str, ...]] = {}
+        # chunks[k][v]: the names of the cells of the byte value v at bits 8k..8k+7.
+        chunks = []
+        for k in range(-(-n * n // 8)):
+            table: list[tuple[str, ...]] = [()]
+            for v in range(1, 1 << min(8, n * n - 8 * k)):
+                high = v.bit_length() - 1  # v's names: those of v without its highest bit, then that one
+                table.append(table[v ^ 1 << high] + (self.names[8 * k + high],))
+            chunks.append(tuple(table))
+        self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
 
         def on_board(r: int, c: int) -> bool:
             return 0 <= r < n and 0 <= c < n
@@ -69,6 +86,23 @@ class _Tables:
                     mask |= 1 << i
             directions.append((dr * n + dc, mask))
         self.directions: tuple[tuple[int, Bitboard], ...] = tuple(directions)
+
+
+    def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
+        return _tables, (self.size,)
+
+    def names_of(self, cells: Bitboard, remember: bool) -> tuple[str, ...]:
+        """The names of `cells` from A1 on, remembered in `lists` if `remember`."""
+        out: list[str] = []
+        for table, v in zip(self.chunks, cells.to_bytes(len(self.chunks), "little"), strict=True):
+            if v:
+                out += table[v]
+        result = tuple(out)
+        if remember:
+            if len(self.lists) >= LISTS_MAX:
+                self.lists.clear()
+            self.lists[cells] = result
+        return result
 
 
 _TABLES: dict[int, _Tables] = {}
@@ -100,9 +134,16 @@ def alive_stones(state: FreedomState) -> tuple[int, int]:
     """(White's, Black's) alive stones in any position, finished or not: the score if it ended now."""
     size = state._tables.size
     return (
-        alive_mask(state._stones[WHITE], size).bit_count(),
-        alive_mask(state._stones[BLACK], size).bit_count(),
+        alive_mask(state._white, size).bit_count(),
+        alive_mask(state._black, size).bit_count(),
     )
+
+
+def _final(stones: tuple[Bitboard, Bitboard], size: int, passed: bool) -> Outcome:
+    """How a game ends with these stones: more alive stones wins."""
+    white, black = alive_mask(stones[WHITE], size).bit_count(), alive_mask(stones[BLACK], size).bit_count()
+    winner = WHITE if white > black else BLACK if black > white else None
+    return Outcome(winner, REASON_PASS if passed else REASON_FULL, (white, black))
 
 
 class Freedom(Game):
@@ -198,15 +239,15 @@ class Freedom(Game):
 class FreedomState(State):
     """A Freedom position: the stones of both colours, the previous stone, whether the last move passed."""
 
-    __slots__ = ("_tables", "_stones", "_last", "_passed", "_outcome", "_targets", "_moves")
+    __slots__ = ("_tables", "_white", "_black", "_last", "_passed", "_outcome", "_targets")
 
     _tables: _Tables
-    _stones: tuple[Bitboard, Bitboard]
+    _white: Bitboard
+    _black: Bitboard
     _last: Cell | None
     _passed: bool
     _outcome: Outcome | None
     _targets: Bitboard | None
-    _moves: list[str] | None
 
     @classmethod
     def _make(cls, game: Freedom, stones: tuple[Bitboard, Bitboard], last: Cell | None,
@@ -214,17 +255,14 @@ class FreedomState(State):
         self = object.__new__(cls)
         self.game = game
         tables = self._tables = game._tables
-        self._stones = stones
+        self._white, self._black = stones
         self._last = last
         self._passed = passed
         occupied = stones[0] | stones[1]
         self._ply = occupied.bit_count() + passed
         self._targets = None
-        self._moves = None
         if passed or occupied == tables.full:
-            white, black = alive_stones(self)
-            winner = WHITE if white > black else BLACK if black > white else None
-            self._outcome = Outcome(winner, REASON_PASS if passed else REASON_FULL, (white, black))
+            self._outcome = _final(stones, tables.size, passed)
         else:
             self._outcome = None
         return self
@@ -233,6 +271,9 @@ class FreedomState(State):
     @property
     def outcome(self) -> Outcome | None:
         return self._outcome
+
+    def is_over(self) -> bool:
+        return self._outcome is not None
 
     @property
     def last(self) -> str | None:
@@ -246,10 +287,10 @@ class FreedomState(State):
     @property
     def bitboards(self) -> tuple[Bitboard, Bitboard]:
         """(White's, Black's) stones as bitboards: bit r * size + c is row r + 1, column c."""
-        return self._stones
+        return (self._white, self._black)
 
     def empty_cells(self) -> int:
-        return self._tables.full.bit_count() - (self._stones[0] | self._stones[1]).bit_count()
+        return self._tables.cells - self._ply + self._passed  # ply counts the stones and a pass
 
     def targets(self) -> Bitboard:
         """The cells a stone may go on now (a bitboard); 0 once the game is over."""
@@ -258,7 +299,7 @@ class FreedomState(State):
             if self._outcome is not None:
                 targets = 0
             else:
-                empty = self._tables.full & ~(self._stones[0] | self._stones[1])
+                empty = self._tables.full ^ (self._white | self._black)
                 targets = empty
                 if self._last is not None:
                     targets = self._tables.neighbours[self._last] & empty or empty
@@ -266,25 +307,30 @@ class FreedomState(State):
         return targets
 
     def legal_moves(self) -> list[str]:
-        moves = self._moves
-        if moves is None:
-            names = self._tables.names
-            targets = self.targets()
-            moves = []
-            while targets:
-                low = targets & -targets
-                moves.append(names[low.bit_length() - 1])
-                targets ^= low
-            if self._outcome is None and self.empty_cells() == 1:
-                moves.append(PASS)
-            self._moves = moves
-        return list(moves)
+        if self._outcome is not None:
+            return []
+        tables = self._tables
+        targets = self._targets
+        if targets is None:
+            targets = tables.full ^ (self._white | self._black)
+            if self._last is not None:
+                targets = tables.neighbours[self._last] & targets or targets
+            self._targets = targets
+        names = tables.lists.get(targets)
+        if names is None:
+            last = self._last
+            names = tables.names_of(targets, last is None or not targets & ~tables.neighbours[last])
+        moves = list(names)
+        if tables.cells - self._ply == 1:  # one empty cell left (no pass yet: the game would be over)
+            moves.append(PASS)
+        return moves
 
     def play(self, move: str) -> FreedomState:
-        cell = self._tables.index.get(move)
+        tables = self._tables
+        cell = tables.index.get(move)
         if cell is None:
             move = self.game.parse_move(move)
-            cell = self._tables.index.get(move)
+            cell = tables.index.get(move)
         if self._outcome is not None:
             raise self._over_error(move)
         if cell is None:  # pass
@@ -292,20 +338,33 @@ class FreedomState(State):
             if empty != 1:
                 raise IllegalMoveError(f"'pass' is illegal: pass is allowed only when exactly one empty "
                                        f"cell is left ({empty} are empty)")
-            return FreedomState._make(self.game, self._stones, self._last, True)
-        bit = 1 << cell
-        if not self.targets() & bit:
+            return FreedomState._make(self.game, (self._white, self._black), self._last, True)
+        bit = tables.bits[cell]
+        targets = self._targets
+        if targets is None:
+            targets = self.targets()
+        if not targets & bit:
             raise IllegalMoveError(f"{move!r} is illegal: {self._why_illegal(cell)}")
-        white, black = self._stones
-        if self._ply & 1:
-            black |= bit
+        child = object.__new__(FreedomState)
+        child.game = self.game
+        child._tables = tables
+        ply = self._ply
+        if ply & 1:
+            child._white = white = self._white
+            child._black = black = self._black | bit
         else:
-            white |= bit
-        return FreedomState._make(self.game, (white, black), cell, False)
+            child._white = white = self._white | bit
+            child._black = black = self._black
+        child._last = cell
+        child._passed = False
+        child._ply = ply = ply + 1
+        child._targets = None
+        child._outcome = None if ply != tables.cells else _final((white, black), tables.size, False)
+        return child
 
     def _why_illegal(self, cell: Cell) -> str:
         names = self._tables.names
-        if (self._stones[0] | self._stones[1]) >> cell & 1:
+        if (self._white | self._black) >> cell & 1:
             return f"{names[cell]} is occupied"
         return (f"{names[cell]} is not next to {names[self._last]}, the previous stone "  # type: ignore[index]
                 f"(legal: {' '.join(self.legal_moves())})")
@@ -353,14 +412,14 @@ class FreedomState(State):
     def _row_chars(self, r: int) -> str:
         """Row r + 1 as W, B and '.' from column A."""
         n = self._tables.size
-        white, black = self._stones
+        white, black = self._white, self._black
         return "".join(
             STONE_CHARS[WHITE] if white >> i & 1 else STONE_CHARS[BLACK] if black >> i & 1 else EMPTY_CHAR
             for i in range(r * n, r * n + n)
         )
 
     def to_wire(self) -> dict[str, Any]:
-        board = self.game._board_text.rows_of(*self._stones)
+        board = self.game._board_text.rows_of(self._white, self._black)
         return {
             "game": self.game.name,
             "params": self.game.params,
@@ -373,4 +432,17 @@ class FreedomState(State):
         }
 
     def _key(self) -> tuple:
-        return (self._stones, self._last, self._passed)
+        return ((self._white, self._black), self._last, self._passed)
+
+    def __eq__(self, other: object) -> bool:  # the search's table compares states: games first by identity
+        return (
+            other.__class__ is FreedomState
+            and other._white == self._white  # type: ignore[attr-defined]
+            and other._black == self._black  # type: ignore[attr-defined]
+            and other._last == self._last  # type: ignore[attr-defined]
+            and other._passed == self._passed  # type: ignore[attr-defined]
+            and (other.game is self.game or other.game == self.game)  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._white, self._black, self._last, self._passed))
