@@ -17,7 +17,8 @@ same depth over random positions, side by side. The issue's goals: champion >= 7
 `--ladder`: each step of the reference bots' ladder (random < greedy < minimax < alphabeta <
 champion), in every game, over `--ladder-games` games at `--time` s a move (0.5 by default: the
 games' 3-5 s clocks scaled down). Each pair of games starts from one of the game's random openings
-of `--opening` plies (4 by default), once per seat; the openings depend only on the game and
+of `--opening` plies (4 by default; in Fanorona and Morris only openings a shallow search finds
+level: see LEVEL_DEPTH), once per seat; the openings depend only on the game and
 `--seed`, so a subset (`--step`, `--game`) replays the full run's games. Printed: one table, a row
 per game, a column per step, each cell the upper bot's score (wins + half the draws) with its
 wins-draws-losses; cells under LADDER_GOAL are marked.
@@ -59,6 +60,12 @@ STEPS = tuple(f"{lower}-{upper}" for lower, upper in zip(LADDER, LADDER[1:], str
 """The ladder's steps as `lower-upper`, the names `--step` takes."""
 LADDER_DEFAULTS = {"ladder_games": 20, "time": 0.5, "opening": 4}
 """`--ladder`: 20 games a step (10 openings, each bot in each seat), 0.5 s a move, 4-ply openings."""
+LEVEL_DEPTH = {"fanorona": 3, "morris": 3}
+"""Games whose random openings often hand one side a won position (Fanorona's first plies are all
+compulsory captures): a ladder opening of these is kept only if alphabeta at this depth (simple
+evaluation: material) finds it level within LEVEL_MARGIN, else each pair of games is decided by
+its opening (one win each) whatever the bots, which pulls every score towards 50%."""
+LEVEL_MARGIN = 1
 LADDER_GOAL = 75.0
 """A step scoring under this percentage is marked in the table."""
 
@@ -191,10 +198,25 @@ class StepResult:
         return f"{self.score:.0f}% {self.wins}-{self.draws}-{self.losses}{forfeits}{mark}"
 
 
+def level(game: str, moves: tuple[str, ...]) -> bool:
+    """True unless `game` is one of LEVEL_DEPTH's and a shallow search finds one side ahead after `moves`."""
+    if game not in LEVEL_DEPTH:
+        return True
+    state = rules.load(game).start()
+    for move in moves:
+        state = state.play(move)
+    return abs(alphabeta(state, LEVEL_DEPTH[game], evaluation.simple(game)).score) <= LEVEL_MARGIN
+
+
 def ladder_openings(game: str, pairs: int, plies: int, seed: int) -> list[tuple[str, ...]]:
-    """The game's `pairs` openings: the same for every step and every subset of the run."""
+    """The game's `pairs` level openings: the same for every step and every subset of the run."""
     rng = random.Random(f"{seed}:{game}")
-    return [opening(game, plies, rng) for _ in range(pairs)]
+    found: list[tuple[str, ...]] = []
+    while len(found) < pairs:
+        moves = opening(game, plies, rng)
+        if moves not in found and level(game, moves):
+            found.append(moves)
+    return found
 
 
 def ladder(games: list[str], steps: list[str], count: int, seconds: float, plies: int, jobs: int,
