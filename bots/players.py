@@ -13,7 +13,7 @@ from typing import Any
 import rules
 from bots import evaluation
 from bots.sdk import Bot
-from bots.search import Evaluate, Searcher, SearchResult, SearchTimeout, alphabeta, minimax
+from bots.search import Evaluate, Searcher, SearchResult, SearchTimeout, alphabeta, is_decided, minimax
 
 SAFETY_S = 0.05
 """Seconds kept back from the clock for decoding the state and sending the answer."""
@@ -111,11 +111,50 @@ class Minimax(FixedDepthBot):
 
 
 class AlphaBeta(FixedDepthBot):
-    """Minimax's value and move at `depth` plies (default 3) with alpha-beta pruning."""
+    """Minimax's value at `depth` plies (default 3) with alpha-beta pruning and the simple evaluation.
+
+    Searches depth 1, 2, ... up to `depth`, each a full alpha-beta search with the root's moves
+    ordered best first by the one before (more cut-offs, the same value), and answers the deepest
+    finished in time: where depth 3 would overrun the clock (Santorini, Domineering's opening) it
+    plays the depth-2 move rather than falling back to depth 1.
+    """
 
     name = "alphabeta"
     default_depth = 3
     algorithm = staticmethod(alphabeta)
+    game_depth = {"domineering": 8, "fanorona": 4, "freedom": 5}
+    """Without a `depth=` option, these games search deeper than `default_depth` (the time each
+    needs at worst is in docs/bots.md; the iterations keep it within the clock)."""
+
+    def __init__(self, depth: int | str | None = None, **options: Any) -> None:
+        super().__init__(depth=depth, **options)
+        self.depth_given = depth is not None
+
+    def depth_for(self, game: rules.Game) -> int:
+        """The depth searched in `game`: the `depth=` option, else the game's or the default."""
+        return self.depth if self.depth_given else self.game_depth.get(game.name, self.depth)
+
+    def choose(self, state: rules.State, time_left: float) -> Answer:
+        evaluate = self.evaluation_for(state)
+        deadline = self.deadline(time_left)
+        result = alphabeta(state, 1, evaluate, None, self.rng)
+        nodes = result.nodes
+        for depth in range(2, self.depth_for(state.game) + 1):
+            if is_decided(result.score) or len(result.candidates) == 1:
+                break
+            order = sorted(result.candidates, key=lambda m: -result.candidates[m])
+            try:
+                deeper = alphabeta(state, depth, evaluate, deadline, None, order)
+            except SearchTimeout:
+                info = _info(result)
+                info["nodes"] = nodes
+                info["comment"] = f"depth {depth} ran out of time: depth-{result.depth} answer"
+                return result.move, info
+            nodes += deeper.nodes
+            result = deeper
+        info = _info(result)
+        info["nodes"] = nodes
+        return result.move, info
 
 
 class Champion(SearchBot):

@@ -191,6 +191,30 @@ def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> No
     assert info["nodes"] > len(legal) or info["depth"] == 1
 
 
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_alphabeta_bot_answers_minimax_value_at_its_depth(name: str) -> None:
+    # The bot deepens 1, 2, 3 with its root ordered by the iteration before: given the time, its
+    # answer is still minimax's at depth 3 (a forced move or a proven result may stop it sooner).
+    evaluate = evaluation.simple(name)
+    for state in random_positions(name, POSITIONS.get(name, 30) // 3, seed=8):
+        move, info = AlphaBeta(depth=3).choose(state, 60.0)
+        expected = minimax(state, 3, evaluate)
+        if len(state.legal_moves()) == 1:
+            assert move == state.legal_moves()[0]
+            continue
+        assert info["score"] == expected.score, f"{name}: {state.to_wire()}"
+        assert expected.candidates[move] == expected.score  # one of minimax's best moves
+        assert info["depth"] == 3 or is_decided(info["score"])
+
+
+def test_alphabeta_searches_deeper_by_default_where_the_clock_allows() -> None:
+    assert AlphaBeta().depth_for(rules.load("freedom")) == 5
+    assert AlphaBeta().depth_for(rules.load("santorini")) == 3
+    assert AlphaBeta(depth=2).depth_for(rules.load("freedom")) == 2
+    state = rules.load("freedom").start().play("E5")
+    assert AlphaBeta().choose(state, 60.0)[1]["depth"] == 5
+
+
 def test_bot_options_and_registry() -> None:
     assert {"greedy", "minimax", "alphabeta", "champion"} <= set(NAMES)
     assert load("alphabeta") is AlphaBeta
