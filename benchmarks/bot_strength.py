@@ -30,7 +30,7 @@ import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -173,6 +173,8 @@ class StepResult:
     draws: int = 0
     losses: int = 0
     forfeits: int = 0
+    notes: list[str] = field(default_factory=list)
+    """One line per forfeit: the match, the bot that lost and why."""
 
     @property
     def games(self) -> int:
@@ -190,7 +192,12 @@ class StepResult:
             self.wins += points == 1
             self.draws += points == 0.5
             self.losses += points == 0
-            self.forfeits += record.forfeit is not None
+            if record.forfeit is not None:
+                self.forfeits += 1
+                seat = record.forfeit.get("seat")
+                who = record.players[seat] if seat in (0, 1) else "both"
+                self.notes.append(f"{record.game_id}: {who} forfeited ({record.forfeit.get('reason')}: "
+                                  f"{str(record.forfeit.get('detail', ''))[:120]})")
 
     def cell(self) -> str:
         mark = " *" if self.score < LADDER_GOAL else ""
@@ -257,6 +264,9 @@ def run_ladder(args: argparse.Namespace, games: list[str]) -> int:
           f"(seed {args.seed}); * under {LADDER_GOAL:g}%, F forfeits ({time.monotonic() - started:.0f} s)")
     rows = [[game, *(results[game, step].cell() for step in steps)] for game in games]
     print(tabulate(rows, headers=["game", *(s.replace("-", " < ") for s in steps)]))
+    for result in results.values():
+        for note in result.notes:
+            print(note)
     return 0
 
 

@@ -122,7 +122,7 @@ class AlphaBeta(FixedDepthBot):
     name = "alphabeta"
     default_depth = 3
     algorithm = staticmethod(alphabeta)
-    game_depth = {"domineering": 8, "fanorona": 4, "freedom": 5}
+    game_depth = {"freedom": 5}
     """Without a `depth=` option, these games search deeper than `default_depth` (the time each
     needs at worst is in docs/bots.md; the iterations keep it within the clock)."""
 
