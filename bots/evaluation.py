@@ -271,6 +271,11 @@ NOISY: dict[str, Callable[[State], bool]] = {
 }
 """Per game, a test for positions the champion searches past its horizon (see search.Searcher)."""
 
+NOISY_ORDER: dict[str, Callable[[str], int]] = {
+    "fanorona": len,
+}
+"""Per game, a key ordering a noisy position's moves, largest first: Fanorona's longer paths capture more."""
+
 SIMPLE: dict[str, Evaluate] = {
     "freedom": freedom_simple,
     "domineering": domineering_simple,

@@ -173,7 +173,8 @@ class Champion(SearchBot):
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
         super().new_game(game, seat, opponent, seed)
-        self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name))  # type: ignore[arg-type]
+        self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name),  # type: ignore[arg-type]
+                                 noisy_order=evaluation.NOISY_ORDER.get(game.name))
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         deadline = self.deadline(time_left)
