@@ -72,10 +72,18 @@ class FixedDepthBot(SearchBot):
     """A fixed-depth search; if the clock would run out it answers with its depth-1 result instead."""
 
     default_depth = 2
+    game_depth: dict[str, int] = {}
+    """Without a `depth=` option, these games search to their own depth rather than `default_depth`
+    (where the clock allows it at worst: docs/bots.md)."""
 
     def __init__(self, depth: int | str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.depth = _depth(self.default_depth if depth is None else depth)
+        self.depth_given = depth is not None
+
+    def depth_for(self, game: rules.Game) -> int:
+        """The depth searched in `game`: the `depth=` option, else the game's or the default."""
+        return self.depth if self.depth_given else self.game_depth.get(game.name, self.depth)
 
     algorithm = staticmethod(minimax)
     """The fixed-depth search: search.minimax or search.alphabeta (same arguments, same value)."""
@@ -85,12 +93,13 @@ class FixedDepthBot(SearchBot):
         deadline = self.deadline(time_left)
         fallback = self.algorithm(state, 1, evaluate, None, self.rng)
         result = fallback
-        if self.depth > 1:
+        depth = self.depth_for(state.game)
+        if depth > 1:
             try:
-                result = self.algorithm(state, self.depth, evaluate, deadline, self.rng)
+                result = self.algorithm(state, depth, evaluate, deadline, self.rng)
             except SearchTimeout:
                 info = _info(fallback)
-                info["comment"] = f"depth {self.depth} ran out of time: depth-1 answer"
+                info["comment"] = f"depth {depth} ran out of time: depth-1 answer"
                 return fallback.move, info
         return result.move, _info(result)
 
@@ -108,6 +117,7 @@ class Minimax(FixedDepthBot):
     """Full-width minimax to `depth` plies (default 2) with the simple evaluation, no pruning."""
 
     name = "minimax"
+    game_depth = {"freedom": 3}
 
 
 class AlphaBeta(FixedDepthBot):
@@ -116,32 +126,29 @@ class AlphaBeta(FixedDepthBot):
     Searches depth 1, 2, ... up to `depth`, each a full alpha-beta search with the root's moves
     ordered best first by the one before (more cut-offs, the same value), and answers the deepest
     finished in time: where depth 3 would overrun the clock (Santorini, Domineering's opening) it
-    plays the depth-2 move rather than falling back to depth 1.
+    plays the depth-2 move rather than falling back to depth 1. It starts no iteration once half
+    its time is spent (that one would not finish). Freedom's default depth is 6 (game_depth).
     """
 
     name = "alphabeta"
     default_depth = 3
     algorithm = staticmethod(alphabeta)
-    game_depth = {"freedom": 5}
-    """Without a `depth=` option, these games search deeper than `default_depth` (the time each
-    needs at worst is in docs/bots.md; the iterations keep it within the clock)."""
-
-    def __init__(self, depth: int | str | None = None, **options: Any) -> None:
-        super().__init__(depth=depth, **options)
-        self.depth_given = depth is not None
-
-    def depth_for(self, game: rules.Game) -> int:
-        """The depth searched in `game`: the `depth=` option, else the game's or the default."""
-        return self.depth if self.depth_given else self.game_depth.get(game.name, self.depth)
+    game_depth = {"freedom": 6}
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         evaluate = self.evaluation_for(state)
+        started = time.monotonic()
         deadline = self.deadline(time_left)
         result = alphabeta(state, 1, evaluate, None, self.rng)
         nodes = result.nodes
         for depth in range(2, self.depth_for(state.game) + 1):
             if is_decided(result.score) or len(result.candidates) == 1:
                 break
+            if time.monotonic() - started > (deadline - started) / 2:  # the next would not finish
+                info = _info(result)
+                info["nodes"] = nodes
+                info["comment"] = f"no time for depth {depth}: depth-{result.depth} answer"
+                return result.move, info
             order = sorted(result.candidates, key=lambda m: -result.candidates[m])
             try:
                 deeper = alphabeta(state, depth, evaluate, deadline, None, order)

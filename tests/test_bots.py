@@ -208,11 +208,11 @@ def test_alphabeta_bot_answers_minimax_value_at_its_depth(name: str) -> None:
 
 
 def test_alphabeta_searches_deeper_by_default_where_the_clock_allows() -> None:
-    assert AlphaBeta().depth_for(rules.load("freedom")) == 5
+    assert AlphaBeta().depth_for(rules.load("freedom")) == 6
     assert AlphaBeta().depth_for(rules.load("santorini")) == 3
     assert AlphaBeta(depth=2).depth_for(rules.load("freedom")) == 2
     state = rules.load("freedom").start().play("E5")
-    assert AlphaBeta().choose(state, 60.0)[1]["depth"] == 5
+    assert AlphaBeta().choose(state, 60.0)[1]["depth"] == 6
 
 
 def test_bot_options_and_registry() -> None:
