@@ -114,7 +114,7 @@ class Greedy(FixedDepthBot):
 
 
 class Minimax(FixedDepthBot):
-    """Full-width minimax to `depth` plies (default 2, 3 in Freedom) with the simple evaluation, no pruning."""
+    """Full-width minimax to `depth` plies (default 2, 3 in Freedom), simple evaluation, no pruning."""
 
     name = "minimax"
     game_depth = {"freedom": 3}
