@@ -1,9 +1,12 @@
-"""Static evaluations per game: a simple one (greedy, minimax, alphabeta) and a stronger one (champion).
+"""Static evaluations per game: simple (greedy), medium (minimax, where it has one) and strong (champion).
 
 Every function has the search's signature `evaluate(state, move) -> score`: the score of a running
 game for the side to move (`state.seat`), where `move` is the move that led to `state`. Finished
 games never reach an evaluation (the search scores them with `search.terminal_score`). Scores stay
 below a few thousand, far from `search.WIN`.
+
+The medium evaluation exists where the simple one makes extra depth worthless (MEDIUM: Domineering,
+whose bare mobility scored minimax 50% against greedy); elsewhere minimax uses the simple one.
 
 Some evaluations read the rules' bitboards (`FreedomState.bitboards`, `MorrisState.bitboards`): they
 are the fast path of a hot loop, and the tests run every evaluation over random positions of every game.
@@ -110,10 +113,34 @@ def domineering_simple(state: State, move: str | None = None) -> float:
     return vert - horiz if _domineering_mine_vertical(state) else horiz - vert
 
 
-def domineering_strong(state: State, move: str | None = None) -> float:
-    """Mobility plus twice the lead in safe moves (moves the opponent cannot block)."""
+def domineering_medium(state: State, move: str | None = None) -> float:
+    """Mobility plus the lead in safe moves (moves the opponent cannot block)."""
     vert, horiz, safe_v, safe_h = _domineering_counts(state)
-    score = (vert - horiz) + 2 * (safe_v - safe_h)
+    score = (vert - horiz) + (safe_v - safe_h)
+    return score if _domineering_mine_vertical(state) else -score
+
+
+def _disjoint(starts: int, shift: int) -> int:
+    """The most placements that fit at once among `starts` (start cells; a placement covers start and
+    start + shift): along each line, the first start of every chain of overlapping ones, then on."""
+    count = 0
+    while starts:
+        first = starts & ~(starts << shift)  # starts whose predecessor is not a start
+        count += first.bit_count()
+        starts &= ~(first | (first << shift))  # the next start overlaps the one taken
+    return count
+
+
+def domineering_strong(state: State, move: str | None = None) -> float:
+    """Mobility, twice the lead in safe moves (moves the opponent cannot block), and twice the lead in
+    room: the most placements each side could still fit at once."""
+    game = state.game
+    cols = game.cols  # type: ignore[attr-defined]
+    full, vstart, hstart, _, _ = _domineering_masks(game.rows, cols)  # type: ignore[attr-defined]
+    vert, horiz, safe_v, safe_h = _domineering_counts(state)
+    free = full & ~(state.x | state.o)  # type: ignore[attr-defined]
+    room = _disjoint(free & (free >> cols) & vstart, cols) - _disjoint(free & (free >> 1) & hstart, 1)
+    score = (vert - horiz) + 2 * (safe_v - safe_h) + 2 * room
     return score if _domineering_mine_vertical(state) else -score
 
 
@@ -283,7 +310,12 @@ SIMPLE: dict[str, Evaluate] = {
     "santorini": santorini_simple,
     "fanorona": fanorona_simple,
 }
-"""The simple evaluation of each game, for greedy, minimax and alphabeta."""
+"""The simple evaluation of each game: greedy's, and minimax's and alphabeta's where they have no other."""
+
+MEDIUM: dict[str, Evaluate] = {
+    "domineering": domineering_medium,
+}
+"""Minimax's evaluation where the simple one makes its depth worthless (see the module doc)."""
 
 STRONG: dict[str, Evaluate] = {
     "freedom": freedom_strong,
@@ -298,6 +330,11 @@ STRONG: dict[str, Evaluate] = {
 def simple(game: str) -> Evaluate:
     """The simple evaluation for `game` (a rules name); ValueError for a game without one."""
     return _pick(SIMPLE, game)
+
+
+def medium(game: str) -> Evaluate:
+    """Minimax's evaluation for `game`: MEDIUM's, else the simple one; ValueError for an unknown game."""
+    return MEDIUM.get(game) or _pick(SIMPLE, game)
 
 
 def strong(game: str) -> Evaluate:

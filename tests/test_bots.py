@@ -195,8 +195,8 @@ def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> No
 def test_alphabeta_bot_answers_minimax_value_at_its_depth(name: str) -> None:
     # The bot deepens 1, 2, 3 with its root ordered by the iteration before: given the time, its
     # answer is still minimax's at depth 3 (a forced move or a proven result may stop it sooner).
-    evaluate = evaluation.simple(name)
     for state in random_positions(name, POSITIONS.get(name, 30) // 3, seed=8):
+        evaluate = AlphaBeta().evaluation_for(state)  # the bot's own evaluation (strong in Domineering)
         move, info = AlphaBeta(depth=3).choose(state, 60.0)
         expected = minimax(state, 3, evaluate)
         if len(state.legal_moves()) == 1:
@@ -226,8 +226,19 @@ def test_bot_options_and_registry() -> None:
 def test_every_evaluation_runs_on_random_positions() -> None:
     for name in GAMES:
         for state in random_positions(name, 20, seed=5):
-            for table in (evaluation.SIMPLE, evaluation.STRONG):
-                assert abs(table[name](state, None)) < 100_000
+            for pick in (evaluation.simple, evaluation.medium, evaluation.strong):
+                assert abs(pick(name)(state, None)) < 100_000
+
+
+def test_domineering_room_counts_placements_that_fit_at_once() -> None:
+    # start cells of placements along a line: a run of five free cells (four starts) fits two
+    # dominoes, of four two, of three one; runs apart add up
+    assert evaluation._disjoint(0b1111, 1) == 2
+    assert evaluation._disjoint(0b111, 1) == 2
+    assert evaluation._disjoint(0b11, 1) == 1
+    assert evaluation._disjoint(0b110011, 1) == 2
+    assert evaluation._disjoint(0b1 | 0b1 << 8, 8) == 1  # overlapping vertical placements, 8 columns
+    assert evaluation._disjoint(0, 1) == 0
 
 
 GAMES_KEPT = 10
