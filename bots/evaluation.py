@@ -5,8 +5,9 @@ game for the side to move (`state.seat`), where `move` is the move that led to `
 games never reach an evaluation (the search scores them with `search.terminal_score`). Scores stay
 below a few thousand, far from `search.WIN`.
 
-The medium evaluation exists where the simple one makes extra depth worthless (MEDIUM: Domineering,
-whose bare mobility scored minimax 50% against greedy); elsewhere minimax uses the simple one.
+The medium evaluation exists where the simple one makes minimax's extra depth worthless (MEDIUM:
+Domineering, whose bare mobility scored minimax 50% against greedy; Santorini, whose f of the last
+move left minimax at depth 2 judging its move by the reply alone: 60%); elsewhere it is the simple one.
 
 Some evaluations read the rules' bitboards (`FreedomState.bitboards`, `MorrisState.bitboards`): they
 are the fast path of a hot loop, and the tests run every evaluation over random positions of every game.
@@ -256,6 +257,20 @@ def santorini_strong(state: State, move: str | None = None) -> float:
     return _santorini_side(levels, own, blocked) - _santorini_side(levels, opp, blocked)
 
 
+def santorini_medium(state: State, move: str | None = None) -> float:
+    """The assignment's f of the last move (as santorini_simple) plus the lead in worker heights (10, 30).
+
+    The heights keep the side's own climbs in view at even depths, where the last move is the reply."""
+    score = santorini_simple(state, move)
+    if state.ply < 2:
+        return score
+    levels, workers = state._levels, state._workers  # type: ignore[attr-defined]
+    seat = state.seat
+    own = sum(_HEIGHT[levels[w]] for w in workers[2 * seat:2 * seat + 2])
+    opp = sum(_HEIGHT[levels[w]] for w in workers[2 - 2 * seat:4 - 2 * seat])
+    return score + own - opp
+
+
 # --- Fanorona -------------------------------------------------------------------------------------
 def _fanorona_boards(state: State) -> tuple[int, int]:
     """(side to move's stones, opponent's stones) as bitboards."""
@@ -314,8 +329,10 @@ SIMPLE: dict[str, Evaluate] = {
 
 MEDIUM: dict[str, Evaluate] = {
     "domineering": domineering_medium,
+    "santorini": santorini_medium,
 }
-"""Minimax's evaluation where the simple one makes its depth worthless (see the module doc)."""
+"""Minimax's evaluation where the simple one makes its depth worthless (see the module doc); alphabeta
+uses Santorini's too (bots.players.AlphaBeta)."""
 
 STRONG: dict[str, Evaluate] = {
     "freedom": freedom_strong,

@@ -138,6 +138,8 @@ def test_santorini_simple_evaluation_is_the_assignments_f() -> None:
     # m = 1; own workers A1, D4 are 2 + 1 from C3; opponent's E1, D5 are 2 + 2: l = 1 * (4 - 3)
     assert evaluation.santorini_f(after, move) == 1 + 1
     assert evaluation.santorini_simple(after, move) == -2  # seen by seat 1, who is to move
+    # medium: f plus the heights' lead; seat 0 has D4 on level 1 (10), seat 1 stands on level 0
+    assert evaluation.santorini_medium(after, move) == -2 - 10
     bot = Greedy()
     move, info = bot.choose(state, 1.0)
     assert info["score"] == max(evaluation.santorini_f(state.play(m), m) for m in state.legal_moves())
@@ -196,7 +198,7 @@ def test_alphabeta_bot_answers_minimax_value_at_its_depth(name: str) -> None:
     # The bot deepens 1, 2, 3 with its root ordered by the iteration before: given the time, its
     # answer is still minimax's at depth 3 (a forced move or a proven result may stop it sooner).
     for state in random_positions(name, POSITIONS.get(name, 30) // 3, seed=8):
-        evaluate = AlphaBeta().evaluation_for(state)  # the bot's own evaluation (strong in Domineering)
+        evaluate = AlphaBeta().evaluation_for(state)  # the bot's own evaluation
         move, info = AlphaBeta(depth=3).choose(state, 60.0)
         expected = minimax(state, 3, evaluate)
         if len(state.legal_moves()) == 1:
