@@ -1,9 +1,13 @@
-"""Static evaluations per game: a simple one (greedy, minimax, alphabeta) and a stronger one (champion).
+"""Static evaluations per game: simple (greedy), medium (minimax, where it has one) and strong (champion).
 
 Every function has the search's signature `evaluate(state, move) -> score`: the score of a running
 game for the side to move (`state.seat`), where `move` is the move that led to `state`. Finished
 games never reach an evaluation (the search scores them with `search.terminal_score`). Scores stay
 below a few thousand, far from `search.WIN`.
+
+The medium evaluation exists where the simple one makes minimax's extra depth worthless (MEDIUM:
+Domineering, whose bare mobility scored minimax 50% against greedy; Santorini, whose f of the last
+move left minimax at depth 2 judging its move by the reply alone: 60%); elsewhere it is the simple one.
 
 Some evaluations read the rules' bitboards (`FreedomState.bitboards`, `MorrisState.bitboards`): they
 are the fast path of a hot loop, and the tests run every evaluation over random positions of every game.
@@ -110,10 +114,34 @@ def domineering_simple(state: State, move: str | None = None) -> float:
     return vert - horiz if _domineering_mine_vertical(state) else horiz - vert
 
 
-def domineering_strong(state: State, move: str | None = None) -> float:
-    """Mobility plus twice the lead in safe moves (moves the opponent cannot block)."""
+def domineering_medium(state: State, move: str | None = None) -> float:
+    """Mobility plus the lead in safe moves (moves the opponent cannot block)."""
     vert, horiz, safe_v, safe_h = _domineering_counts(state)
-    score = (vert - horiz) + 2 * (safe_v - safe_h)
+    score = (vert - horiz) + (safe_v - safe_h)
+    return score if _domineering_mine_vertical(state) else -score
+
+
+def _disjoint(starts: int, shift: int) -> int:
+    """The most placements that fit at once among `starts` (start cells; a placement covers start and
+    start + shift): along each line, the first start of every chain of overlapping ones, then on."""
+    count = 0
+    while starts:
+        first = starts & ~(starts << shift)  # starts whose predecessor is not a start
+        count += first.bit_count()
+        starts &= ~(first | (first << shift))  # the next start overlaps the one taken
+    return count
+
+
+def domineering_strong(state: State, move: str | None = None) -> float:
+    """Mobility, twice the lead in safe moves (moves the opponent cannot block), and twice the lead in
+    room: the most placements each side could still fit at once."""
+    game = state.game
+    cols = game.cols  # type: ignore[attr-defined]
+    full, vstart, hstart, _, _ = _domineering_masks(game.rows, cols)  # type: ignore[attr-defined]
+    vert, horiz, safe_v, safe_h = _domineering_counts(state)
+    free = full & ~(state.x | state.o)  # type: ignore[attr-defined]
+    room = _disjoint(free & (free >> cols) & vstart, cols) - _disjoint(free & (free >> 1) & hstart, 1)
+    score = (vert - horiz) + 2 * (safe_v - safe_h) + 2 * room
     return score if _domineering_mine_vertical(state) else -score
 
 
@@ -229,6 +257,20 @@ def santorini_strong(state: State, move: str | None = None) -> float:
     return _santorini_side(levels, own, blocked) - _santorini_side(levels, opp, blocked)
 
 
+def santorini_medium(state: State, move: str | None = None) -> float:
+    """The assignment's f of the last move (as santorini_simple) plus the lead in worker heights (10, 30).
+
+    The heights keep the side's own climbs in view at even depths, where the last move is the reply."""
+    score = santorini_simple(state, move)
+    if state.ply < 2:
+        return score
+    levels, workers = state._levels, state._workers  # type: ignore[attr-defined]
+    seat = state.seat
+    own = sum(_HEIGHT[levels[w]] for w in workers[2 * seat:2 * seat + 2])
+    opp = sum(_HEIGHT[levels[w]] for w in workers[2 - 2 * seat:4 - 2 * seat])
+    return score + own - opp
+
+
 # --- Fanorona -------------------------------------------------------------------------------------
 def _fanorona_boards(state: State) -> tuple[int, int]:
     """(side to move's stones, opponent's stones) as bitboards."""
@@ -271,6 +313,11 @@ NOISY: dict[str, Callable[[State], bool]] = {
 }
 """Per game, a test for positions the champion searches past its horizon (see search.Searcher)."""
 
+NOISY_ORDER: dict[str, Callable[[str], int]] = {
+    "fanorona": len,
+}
+"""Per game, a key ordering a noisy position's moves, largest first: Fanorona's longer paths capture more."""
+
 SIMPLE: dict[str, Evaluate] = {
     "freedom": freedom_simple,
     "domineering": domineering_simple,
@@ -278,7 +325,14 @@ SIMPLE: dict[str, Evaluate] = {
     "santorini": santorini_simple,
     "fanorona": fanorona_simple,
 }
-"""The simple evaluation of each game, for greedy, minimax and alphabeta."""
+"""The simple evaluation of each game: greedy's, and minimax's and alphabeta's where they have no other."""
+
+MEDIUM: dict[str, Evaluate] = {
+    "domineering": domineering_medium,
+    "santorini": santorini_medium,
+}
+"""Minimax's evaluation where the simple one makes its depth worthless (see the module doc); alphabeta
+uses Santorini's too (bots.players.AlphaBeta)."""
 
 STRONG: dict[str, Evaluate] = {
     "freedom": freedom_strong,
@@ -293,6 +347,11 @@ STRONG: dict[str, Evaluate] = {
 def simple(game: str) -> Evaluate:
     """The simple evaluation for `game` (a rules name); ValueError for a game without one."""
     return _pick(SIMPLE, game)
+
+
+def medium(game: str) -> Evaluate:
+    """Minimax's evaluation for `game`: MEDIUM's, else the simple one; ValueError for an unknown game."""
+    return MEDIUM.get(game) or _pick(SIMPLE, game)
 
 
 def strong(game: str) -> Evaluate:

@@ -1,4 +1,4 @@
-"""The search bots: greedy, minimax, alphabeta (simple evaluations) and champion (timed, stronger).
+"""The search bots: greedy, minimax, alphabeta (simple or medium evaluations) and champion (timed, strong).
 
 Options come from `python -m bots NAME KEY=VALUE`, e.g. `python -m bots alphabeta depth=2`.
 Every move carries an `info` dict: depth, score, nodes, pv and the root `candidates`
@@ -13,7 +13,7 @@ from typing import Any
 import rules
 from bots import evaluation
 from bots.sdk import Bot
-from bots.search import Evaluate, Searcher, SearchResult, SearchTimeout, alphabeta, minimax
+from bots.search import Evaluate, Searcher, SearchResult, SearchTimeout, alphabeta, is_decided, minimax
 
 SAFETY_S = 0.05
 """Seconds kept back from the clock for decoding the state and sending the answer."""
@@ -45,15 +45,19 @@ def _info(result: SearchResult) -> dict[str, Any]:
 class SearchBot(Bot):
     """Shared plumbing: the game's evaluation, the move deadline, the answer with its info."""
 
-    strong = False
-    """True: the champion's evaluation; False: the simple one."""
+    strength = "simple"
+    """The evaluation: "simple" (greedy, alphabeta), "medium" (minimax) or "strong" (champion)."""
+    game_evaluation: dict[str, Evaluate] = {}
+    """Games where the bot uses another evaluation than `strength` (measured on the ladder: docs/bots.md)."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.evaluate: Evaluate | None = None
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
-        self.evaluate = (evaluation.strong if self.strong else evaluation.simple)(game.name)
+        pick = {"simple": evaluation.simple, "medium": evaluation.medium, "strong": evaluation.strong}
+        own = self.game_evaluation.get(game.name)
+        self.evaluate = own or pick[self.strength](game.name)
 
     def evaluation_for(self, state: rules.State) -> Evaluate:
         """The evaluation for `state`'s game: set by new_game, or picked now when called without one."""
@@ -72,10 +76,18 @@ class FixedDepthBot(SearchBot):
     """A fixed-depth search; if the clock would run out it answers with its depth-1 result instead."""
 
     default_depth = 2
+    game_depth: dict[str, int] = {}
+    """Without a `depth=` option, these games search to their own depth rather than `default_depth`
+    (where the clock allows it at worst: docs/bots.md)."""
 
     def __init__(self, depth: int | str | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.depth = _depth(self.default_depth if depth is None else depth)
+        self.depth_given = depth is not None
+
+    def depth_for(self, game: rules.Game) -> int:
+        """The depth searched in `game`: the `depth=` option, else the game's or the default."""
+        return self.depth if self.depth_given else self.game_depth.get(game.name, self.depth)
 
     algorithm = staticmethod(minimax)
     """The fixed-depth search: search.minimax or search.alphabeta (same arguments, same value)."""
@@ -85,12 +97,13 @@ class FixedDepthBot(SearchBot):
         deadline = self.deadline(time_left)
         fallback = self.algorithm(state, 1, evaluate, None, self.rng)
         result = fallback
-        if self.depth > 1:
+        depth = self.depth_for(state.game)
+        if depth > 1:
             try:
-                result = self.algorithm(state, self.depth, evaluate, deadline, self.rng)
+                result = self.algorithm(state, depth, evaluate, deadline, self.rng)
             except SearchTimeout:
                 info = _info(fallback)
-                info["comment"] = f"depth {self.depth} ran out of time: depth-1 answer"
+                info["comment"] = f"depth {depth} ran out of time: depth-1 answer"
                 return fallback.move, info
         return result.move, _info(result)
 
@@ -105,17 +118,62 @@ class Greedy(FixedDepthBot):
 
 
 class Minimax(FixedDepthBot):
-    """Full-width minimax to `depth` plies (default 2) with the simple evaluation, no pruning."""
+    """Full-width minimax to `depth` plies (default 2, 3 in Freedom), medium evaluation, no pruning.
+
+    The medium evaluation is the simple one except in Domineering (mobility plus safe moves) and
+    Santorini (the last move's f plus worker heights): with the simple one, depth 2 scored 50-60%
+    against greedy there."""
 
     name = "minimax"
+    strength = "medium"
+    game_depth = {"freedom": 3}
 
 
 class AlphaBeta(FixedDepthBot):
-    """Minimax's value and move at `depth` plies (default 3) with alpha-beta pruning."""
+    """Minimax's value at `depth` plies (default 3) with alpha-beta pruning and the simple evaluation.
+
+    Searches depth 1, 2, ... up to `depth`, each a full alpha-beta search with the root's moves
+    ordered best first by the one before (more cut-offs, the same value), and answers the deepest
+    finished in time: where depth 3 would overrun the clock (Santorini, Domineering's opening) it
+    plays the depth-2 move rather than falling back to depth 1. It starts no iteration once half
+    its time is spent (that one would not finish). Freedom's default depth is 6 (game_depth).
+    game_evaluation: in Domineering the champion's evaluation (with minimax's, the extra depth won
+    nothing measurable: 65-70% against minimax), in Santorini minimax's medium one.
+    """
 
     name = "alphabeta"
     default_depth = 3
     algorithm = staticmethod(alphabeta)
+    game_depth = {"freedom": 6}
+    game_evaluation = {"domineering": evaluation.domineering_strong, "santorini": evaluation.santorini_medium}
+
+    def choose(self, state: rules.State, time_left: float) -> Answer:
+        evaluate = self.evaluation_for(state)
+        started = time.monotonic()
+        deadline = self.deadline(time_left)
+        result = alphabeta(state, 1, evaluate, None, self.rng)
+        nodes = result.nodes
+        for depth in range(2, self.depth_for(state.game) + 1):
+            if is_decided(result.score) or len(result.candidates) == 1:
+                break
+            if time.monotonic() - started > (deadline - started) / 2:  # the next would not finish
+                info = _info(result)
+                info["nodes"] = nodes
+                info["comment"] = f"no time for depth {depth}: depth-{result.depth} answer"
+                return result.move, info
+            order = sorted(result.candidates, key=lambda m: -result.candidates[m])
+            try:
+                deeper = alphabeta(state, depth, evaluate, deadline, None, order)
+            except SearchTimeout:
+                info = _info(result)
+                info["nodes"] = nodes
+                info["comment"] = f"depth {depth} ran out of time: depth-{result.depth} answer"
+                return result.move, info
+            nodes += deeper.nodes
+            result = deeper
+        info = _info(result)
+        info["nodes"] = nodes
+        return result.move, info
 
 
 class Champion(SearchBot):
@@ -125,7 +183,7 @@ class Champion(SearchBot):
     """
 
     name = "champion"
-    strong = True
+    strength = "strong"
 
     def __init__(self, max_depth: int | str = 64, **options: Any) -> None:
         super().__init__(**options)
@@ -134,7 +192,8 @@ class Champion(SearchBot):
 
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
         super().new_game(game, seat, opponent, seed)
-        self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name))  # type: ignore[arg-type]
+        self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name),  # type: ignore[arg-type]
+                                 noisy_order=evaluation.NOISY_ORDER.get(game.name))
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         deadline = self.deadline(time_left)

@@ -141,11 +141,13 @@ def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None
 
 
 def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None,
-              rng: random.Random | None = None) -> SearchResult:
+              rng: random.Random | None = None, root: list[str] | None = None) -> SearchResult:
     """Negamax with alpha-beta pruning in the rules' move order: minimax's value and move, fewer nodes.
 
     Candidate scores other than the best one are upper bounds (a refuted move is not searched
-    exactly). Raises SearchTimeout once time.monotonic() passes `deadline` (None: no limit).
+    exactly). `root`: the root's legal moves in the order to try them (e.g. best first from a
+    shallower search: more cut-offs, the same value); default the rules' order, shuffled by `rng`.
+    Raises SearchTimeout once time.monotonic() passes `deadline` (None: no limit).
     """
     nodes = 0
 
@@ -175,7 +177,7 @@ def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | No
         return best, best_pv
 
     started = time.perf_counter()
-    moves = _check_root(state, depth, rng)
+    moves = _check_root(state, depth, rng) if root is None else list(root)
     nodes = 1
     candidates: dict[str, float] = {}
     best, best_pv, seat = -INF, [], state.seat
@@ -199,19 +201,28 @@ class Searcher:
     Freedom assignment's rule). The table (a dict keyed by state: depth, score, bound, best move) and
     the history scores survive between moves of a game; call `reset()` for a new game. With `noisy`
     (state -> bool, e.g. "a capture is compulsory"), a noisy position at the horizon is searched on,
-    every move, for at most `extension` more plies, so the evaluation sees quiet positions.
+    every move, for at most `extension` more plies, so the evaluation sees quiet positions; there
+    the moves go in `noisy_order` (largest key first) when given: the biggest captures first cut the
+    most. Below the root, moves are tried in this order: the table's, the ply's two killer moves
+    (the last to cause a cut-off at that ply), then by history score.
     """
 
     def __init__(self, evaluate: Evaluate, max_entries: int = 200_000,
                  clock: Callable[[], float] = time.monotonic,
-                 noisy: Callable[[State], bool] | None = None, extension: int = 4) -> None:
+                 noisy: Callable[[State], bool] | None = None, extension: int = 4,
+                 noisy_order: Callable[[str], Any] | None = None) -> None:
         self.evaluate = evaluate
         self.clock = clock
         self.noisy = noisy
+        self.noisy_order = noisy_order
+        """A key putting the likeliest best moves of a noisy position first, largest first (in
+        Fanorona the length of the move: a longer path is a longer chain of captures)."""
         self.extension = extension
         self.max_entries = max_entries
         self.table: dict[State, tuple[int, float, int, str | None]] = {}
         self.history: dict[str, int] = {}
+        self.killers: dict[int, list[str]] = {}
+        """Per game ply, the last two moves that caused a cut-off there (tried after the table's move)."""
         self.nodes = 0
         self._deadline: float | None = None
 
@@ -235,6 +246,7 @@ class Searcher:
             self.table.clear()
         for key in self.history:  # age the history so old cut-offs fade
             self.history[key] >>= 1
+        self.killers.clear()
         entry = self.table.get(state)
         if entry is not None and entry[3] in moves:
             moves.remove(entry[3])
@@ -297,7 +309,17 @@ class Searcher:
         alpha0 = alpha
         history = self.history
         moves = s.legal_moves()
-        moves.sort(key=lambda m: history.get(m, 0), reverse=True)
+        order = self.noisy_order
+        if order is not None:
+            moves.sort(key=lambda m: (history.get(m, 0), order(m)), reverse=True)
+        else:
+            moves.sort(key=lambda m: history.get(m, 0), reverse=True)
+        killers = self.killers.get(s.ply)
+        if killers:
+            for killer in reversed(killers):
+                if killer in moves:
+                    moves.remove(killer)
+                    moves.insert(0, killer)
         if tt_move is not None and tt_move in moves:
             moves.remove(tt_move)
             moves.insert(0, tt_move)
@@ -314,6 +336,10 @@ class Searcher:
                     alpha = value
                     if alpha >= beta:
                         history[m] = history.get(m, 0) + depth * depth
+                        slot = self.killers.setdefault(s.ply, [])
+                        if m not in slot:
+                            slot.insert(0, m)
+                            del slot[2:]
                         break
         bound = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
         table[s] = (depth, best, bound, best_move)
@@ -326,7 +352,10 @@ class Searcher:
         if plies == 0 or not self.noisy(s):  # type: ignore[misc]
             return self.evaluate(s, move)
         best, seat = -INF, s.seat
-        for m in s.legal_moves():
+        moves = s.legal_moves()
+        if self.noisy_order is not None:
+            moves = sorted(moves, key=self.noisy_order, reverse=True)
+        for m in moves:
             self.nodes += 1
             deadline = self._deadline
             if deadline is not None and self.nodes % CLOCK_EVERY == 0 and self.clock() >= deadline:

@@ -138,6 +138,8 @@ def test_santorini_simple_evaluation_is_the_assignments_f() -> None:
     # m = 1; own workers A1, D4 are 2 + 1 from C3; opponent's E1, D5 are 2 + 2: l = 1 * (4 - 3)
     assert evaluation.santorini_f(after, move) == 1 + 1
     assert evaluation.santorini_simple(after, move) == -2  # seen by seat 1, who is to move
+    # medium: f plus the heights' lead; seat 0 has D4 on level 1 (10), seat 1 stands on level 0
+    assert evaluation.santorini_medium(after, move) == -2 - 10
     bot = Greedy()
     move, info = bot.choose(state, 1.0)
     assert info["score"] == max(evaluation.santorini_f(state.play(m), m) for m in state.legal_moves())
@@ -191,6 +193,30 @@ def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> No
     assert info["nodes"] > len(legal) or info["depth"] == 1
 
 
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_alphabeta_bot_answers_minimax_value_at_its_depth(name: str) -> None:
+    # The bot deepens 1, 2, 3 with its root ordered by the iteration before: given the time, its
+    # answer is still minimax's at depth 3 (a forced move or a proven result may stop it sooner).
+    for state in random_positions(name, POSITIONS.get(name, 30) // 3, seed=8):
+        evaluate = AlphaBeta().evaluation_for(state)  # the bot's own evaluation
+        move, info = AlphaBeta(depth=3).choose(state, 60.0)
+        expected = minimax(state, 3, evaluate)
+        if len(state.legal_moves()) == 1:
+            assert move == state.legal_moves()[0]
+            continue
+        assert info["score"] == expected.score, f"{name}: {state.to_wire()}"
+        assert expected.candidates[move] == expected.score  # one of minimax's best moves
+        assert info["depth"] == 3 or is_decided(info["score"])
+
+
+def test_alphabeta_searches_deeper_by_default_where_the_clock_allows() -> None:
+    assert AlphaBeta().depth_for(rules.load("freedom")) == 6
+    assert AlphaBeta().depth_for(rules.load("santorini")) == 3
+    assert AlphaBeta(depth=2).depth_for(rules.load("freedom")) == 2
+    state = rules.load("freedom").start().play("E5")
+    assert AlphaBeta().choose(state, 60.0)[1]["depth"] == 6
+
+
 def test_bot_options_and_registry() -> None:
     assert {"greedy", "minimax", "alphabeta", "champion"} <= set(NAMES)
     assert load("alphabeta") is AlphaBeta
@@ -202,8 +228,19 @@ def test_bot_options_and_registry() -> None:
 def test_every_evaluation_runs_on_random_positions() -> None:
     for name in GAMES:
         for state in random_positions(name, 20, seed=5):
-            for table in (evaluation.SIMPLE, evaluation.STRONG):
-                assert abs(table[name](state, None)) < 100_000
+            for pick in (evaluation.simple, evaluation.medium, evaluation.strong):
+                assert abs(pick(name)(state, None)) < 100_000
+
+
+def test_domineering_room_counts_placements_that_fit_at_once() -> None:
+    # start cells of placements along a line: a run of five free cells (four starts) fits two
+    # dominoes, of four two, of three one; runs apart add up
+    assert evaluation._disjoint(0b1111, 1) == 2
+    assert evaluation._disjoint(0b111, 1) == 2
+    assert evaluation._disjoint(0b11, 1) == 1
+    assert evaluation._disjoint(0b110011, 1) == 2
+    assert evaluation._disjoint(0b1 | 0b1 << 8, 8) == 1  # overlapping vertical placements, 8 columns
+    assert evaluation._disjoint(0, 1) == 0
 
 
 GAMES_KEPT = 10
