@@ -171,6 +171,21 @@ _new = object.__new__
 _SEAT1 = 1 << 48  # seat 1 in a history key
 
 
+def _bloom_bit(own: Bitboard, opp: Bitboard) -> int:
+    """The bit of a position in a history's Bloom filter (`MorrisState._bloom`)."""
+    return 1 << (own ^ opp * 5) % 61
+
+
+class _Rules:
+    """A game's parameters as plain slots: states read them on the hot path, where Game.__getattr__
+    would make every attribute read of the game slow (unspecialised)."""
+
+    __slots__ = ("rep", "flying", "rep_at", "quiet_at", "cap_at")
+
+    def __init__(self, rep: bool, flying: bool, rep_at: int, quiet_at: int, cap_at: int) -> None:
+        self.rep, self.flying, self.rep_at, self.quiet_at, self.cap_at = rep, flying, rep_at, quiet_at, cap_at
+
+
 class Morris(Game):
     """Nine Men's Morris; `flying` lets a player with 3 stones jump, draws by repetition/quiet plies/cap."""
 
@@ -194,6 +209,7 @@ class Morris(Game):
         self._rep_at = rep or never
         self._quiet_at = self._quiet or never
         self._cap_at = self._cap or never
+        self._cfg = _Rules(bool(rep), self._flying, self._rep_at, self._quiet_at, self._cap_at)
 
     def start(self) -> MorrisState:
         return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
@@ -295,7 +311,8 @@ class MorrisState(State):
 
     # The side to move's stones and stones in hand come first (own), the other side's second (opp):
     # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
-    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome")
+    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome",
+                 "_cfg", "_bloom", "_reps")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
@@ -308,6 +325,14 @@ class MorrisState(State):
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
+        self._cfg: _Rules = game._cfg  # type: ignore[attr-defined]
+        # A Bloom filter of the history (bits _bloom_bit of its own/opp pairs) and how often the
+        # current position occurs in it, 0 with repetition off: play counts only when the filter hits.
+        self._bloom = 0
+        for h in hist:
+            hw, hb = h & FULL, h >> 24 & FULL
+            self._bloom |= _bloom_bit(hb, hw) if h >> 48 else _bloom_bit(hw, hb)
+        self._reps = hist.count(hist[-1]) if hist else 0
         self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
 
@@ -374,18 +399,29 @@ class MorrisState(State):
         own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
         # The new state is filled in directly (no __init__ call): play is the hot path of searches.
         new = _new(MorrisState)
-        new.game = game = self.game
+        new.game = self.game
+        new._cfg = cfg = self._cfg
         new._ply = self._ply + 1
         new._seat = seat = self._seat ^ 1
         new._own = own = self._opp ^ opp_delta  # the opponent moves next
         new._opp = opp = self._own ^ own_delta
         new._hown = self._hopp
         new._hopp = self._hown - placing
-        if not game._rep:  # type: ignore[attr-defined]
+        if not cfg.rep:
             new._hist = ()
+            new._reps = 0
         else:
             key = opp | own << 24 | _SEAT1 if seat else own | opp << 24  # w | b << 24 | seat << 48
-            new._hist = (key,) if placing or opp_delta else self._hist + (key,)
+            bit = 1 << (own ^ opp * 5) % 61  # _bloom_bit(own, opp)
+            if placing or opp_delta:
+                new._hist = (key,)
+                new._bloom = bit
+                new._reps = 1
+            else:
+                new._hist = hist = self._hist + (key,)
+                bloom = self._bloom
+                new._bloom = bloom | bit
+                new._reps = hist.count(key) if bloom & bit else 1
         new._quiet = 0 if opp_delta else self._quiet + 1
         new._moves = None
         new._outcome = None
@@ -397,7 +433,7 @@ class MorrisState(State):
         also `_analyse`, so that the first question of a playout costs one call)."""
         if self._moves is not None:
             return self._outcome is not None
-        game: Morris = self.game  # type: ignore[assignment]
+        cfg = self._cfg
         seat = self._seat
         own, opp, hand = self._own, self._opp, self._hown
         count = own.bit_count()
@@ -421,7 +457,7 @@ class MorrisState(State):
             else:  # closing points (only when the opponent has no stone on the board) come last
                 moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
                          *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
-        elif count == 3 and game._flying:
+        elif count == 3 and cfg.flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
             pick = _picker(opp) if (hc or vc) and opp else None
@@ -459,12 +495,11 @@ class MorrisState(State):
         if not moves:
             self._outcome = Outcome(1 - seat, "no legal move")
             return True
-        hist = self._hist
-        if len(hist) >= game._rep_at and hist.count(hist[-1]) >= game._rep_at:
+        if self._reps >= cfg.rep_at:
             self._outcome = Outcome(None, "repetition")
-        elif self._quiet >= game._quiet_at:
+        elif self._quiet >= cfg.quiet_at:
             self._outcome = Outcome(None, "quiet plies")
-        elif self._ply >= game._cap_at:
+        elif self._ply >= cfg.cap_at:
             self._outcome = Outcome(None, "move limit")
         else:
             return False
