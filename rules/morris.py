@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from functools import reduce
 from operator import itemgetter, or_
+from random import Random
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -170,10 +171,31 @@ _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
 _new = object.__new__
 _SEAT1 = 1 << 48  # seat 1 in a history key
 
+# A 6-bit Zobrist hash of a position (stone per point and colour, side to move), kept up to date by
+# play with one xor: bit z of a state's `_bloom` is set for every hash z of its history.
+_zrng = Random(26)
+ZOBRIST: tuple[tuple[int, int], ...] = tuple((_zrng.randrange(64), _zrng.randrange(64)) for _ in range(24))
+ZOBRIST_SEAT = _zrng.randrange(1, 64)
+BLOOM_BITS: tuple[int, ...] = tuple(1 << z for z in range(64))
 
-def _bloom_bit(own: Bitboard, opp: Bitboard) -> int:
-    """The bit of a position in a history's Bloom filter (`MorrisState._bloom`)."""
-    return 1 << (own ^ opp * 5) % 61
+
+def _zobrist(key: int) -> int:
+    """The hash of a history key w | b << 24 | seat << 48 (a loop over its stones only: start() pays it)."""
+    z = ZOBRIST_SEAT if key >> 48 else 0
+    for c in (0, 1):
+        for i in _indices(key >> 24 * c & FULL):
+            z ^= ZOBRIST[i][c]
+    return z
+
+
+# PLAY_INFO[seat][text] = (own_delta, opp_delta, is_placement, key_delta, hash_delta) when `seat`
+# moves: the history key and the hash of the next position are those of this one xor the deltas.
+PLAY_INFO: tuple[dict[str, tuple[int, int, bool, int, int]], ...] = ({}, {})
+for _text, (_od, _xd, _pl, _p, _q, _r) in MOVE_INFO.items():
+    for _c in (0, 1):
+        _zd = ZOBRIST_SEAT ^ ZOBRIST[_q][_c] ^ (ZOBRIST[_p][_c] if _p >= 0 else 0)
+        _zd ^= ZOBRIST[_r][1 - _c] if _r >= 0 else 0
+        PLAY_INFO[_c][_text] = (_od, _xd, _pl, _od << 24 * _c | _xd << 24 * (1 - _c) | _SEAT1, _zd)
 
 
 class _Rules:
@@ -312,7 +334,7 @@ class MorrisState(State):
     # The side to move's stones and stones in hand come first (own), the other side's second (opp):
     # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
     __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome",
-                 "_cfg", "_bloom", "_reps")
+                 "_cfg", "_bloom", "_reps", "_z")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
@@ -326,12 +348,12 @@ class MorrisState(State):
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
         self._cfg: _Rules = game._cfg  # type: ignore[attr-defined]
-        # A Bloom filter of the history (bits _bloom_bit of its own/opp pairs) and how often the
-        # current position occurs in it, 0 with repetition off: play counts only when the filter hits.
+        # The position's hash, a Bloom filter of the history's hashes and how often the current
+        # position occurs in the history (0 with repetition off): play counts only when the filter hits.
+        self._z = _zobrist(w | b << 24 | seat << 48)
         self._bloom = 0
         for h in hist:
-            hw, hb = h & FULL, h >> 24 & FULL
-            self._bloom |= _bloom_bit(hb, hw) if h >> 48 else _bloom_bit(hw, hb)
+            self._bloom |= BLOOM_BITS[_zobrist(h)]
         self._reps = hist.count(hist[-1]) if hist else 0
         self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
@@ -396,23 +418,24 @@ class MorrisState(State):
                     raise self._illegal(move)
             else:
                 raise self._illegal(move)
-        own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
+        own_delta, opp_delta, placing, key_delta, z_delta = PLAY_INFO[self._seat][move]
         # The new state is filled in directly (no __init__ call): play is the hot path of searches.
         new = _new(MorrisState)
         new.game = self.game
         new._cfg = cfg = self._cfg
         new._ply = self._ply + 1
-        new._seat = seat = self._seat ^ 1
-        new._own = own = self._opp ^ opp_delta  # the opponent moves next
-        new._opp = opp = self._own ^ own_delta
+        new._seat = self._seat ^ 1
+        new._own = self._opp ^ opp_delta  # the opponent moves next
+        new._opp = self._own ^ own_delta
         new._hown = self._hopp
         new._hopp = self._hown - placing
         if not cfg.rep:
             new._hist = ()
             new._reps = 0
         else:
-            key = opp | own << 24 | _SEAT1 if seat else own | opp << 24  # w | b << 24 | seat << 48
-            bit = 1 << (own ^ opp * 5) % 61  # _bloom_bit(own, opp)
+            key = self._hist[-1] ^ key_delta  # w | b << 24 | seat << 48
+            new._z = z = self._z ^ z_delta
+            bit = BLOOM_BITS[z]
             if placing or opp_delta:
                 new._hist = (key,)
                 new._bloom = bit
