@@ -137,13 +137,16 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
 V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
     lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
 
-# STEPPERS<k>[v]: (NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
-STEPPERS0, STEPPERS1, STEPPERS2 = _byte_tables(
-    lambda k, v: tuple((NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+# STEPPERS_LO[v], STEPPERS_HI[v]: (NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits
+# of v, in order (two lookups per board: the movement phase is most of a game).
+_STEPPER = tuple((NEIGH[p], STEPS[p]) for p in range(24))
+STEPPERS_LO, STEPPERS_HI = (
+    tuple(tuple(_STEPPER[p] for p in _bits_of(v << 12 * k)) for v in range(4096)) for k in range(2))
 
-# MOVERS<k>[v]: (p, NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
-MOVERS0, MOVERS1, MOVERS2 = _byte_tables(
-    lambda k, v: tuple((p, NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+# MOVERS_LO[v], MOVERS_HI[v]: (p, NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits of v.
+_MOVER = tuple((p, NEIGH[p], STEPS[p]) for p in range(24))
+MOVERS_LO, MOVERS_HI = (
+    tuple(tuple(_MOVER[p] for p in _bits_of(v << 12 * k)) for v in range(4096)) for k in range(2))
 
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
@@ -501,11 +504,11 @@ class MorrisState(State):
             closers = own & (V_REACH0[hc & 255] | V_REACH1[hc >> 8 & 255] | V_REACH2[hc >> 16]
                              | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
             if not closers:
-                for neigh, steps in STEPPERS0[own & 255] + STEPPERS1[own >> 8 & 255] + STEPPERS2[own >> 16]:
+                for neigh, steps in STEPPERS_LO[own & 4095] + STEPPERS_HI[own >> 12]:
                     moves += steps[neigh & empty]
             else:
                 pick = _picker(opp)
-                for p, neigh, steps in MOVERS0[own & 255] + MOVERS1[own >> 8 & 255] + MOVERS2[own >> 16]:
+                for p, neigh, steps in MOVERS_LO[own & 4095] + MOVERS_HI[own >> 12]:
                     if closers >> p & 1:
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += steps[neigh & empty ^ cl]
