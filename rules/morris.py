@@ -87,12 +87,14 @@ def _bits_of(mask: int) -> tuple[int, ...]:
     return tuple(i for i in range(24) if mask >> i & 1)
 
 
-IDX0, IDX1, IDX2 = _byte_tables(lambda k, v: _bits_of(v << 8 * k))
-PLACE0, PLACE1, PLACE2 = _byte_tables(lambda k, v: tuple(POINTS[i] for i in _bits_of(v << 8 * k)))
+# IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v (two lookups per board);
+# PLACE_LO, PLACE_HI: their names.
+IDX_LO, IDX_HI = (tuple(_bits_of(v << 12 * k) for v in range(4096)) for k in range(2))
+PLACE_LO, PLACE_HI = (tuple(tuple(POINTS[i] for i in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 
 def _indices(mask: Bitboard) -> tuple[int, ...]:
-    return IDX0[mask & 255] + IDX1[mask >> 8 & 255] + IDX2[mask >> 16]
+    return IDX_LO[mask & 4095] + IDX_HI[mask >> 12]
 
 
 def _in_mills(stones: Bitboard) -> Bitboard:
@@ -107,7 +109,7 @@ def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
     x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
     rem = (opp & ~(x | x >> 24)) or opp
     if rem & (rem - 1):
-        return itemgetter(*(IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]))
+        return itemgetter(*(IDX_LO[rem & 4095] + IDX_HI[rem >> 12]))
     return _PICK_ONE[rem.bit_length() - 1]
 
 
@@ -476,24 +478,24 @@ class MorrisState(State):
             closing = hc | vc
             plain = empty ^ closing
             if closing and opp:
-                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+                moves = [*PLACE_LO[plain & 4095], *PLACE_HI[plain >> 12]]
                 pick = _picker(opp)
-                for q in IDX0[closing & 255] + IDX1[closing >> 8 & 255] + IDX2[closing >> 16]:
+                for q in IDX_LO[closing & 4095] + IDX_HI[closing >> 12]:
                     moves += pick(PLACE_REM[q])
             else:  # closing points (only when the opponent has no stone on the board) come last
-                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
-                         *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
+                moves = [*PLACE_LO[plain & 4095], *PLACE_HI[plain >> 12],
+                         *PLACE_LO[closing & 4095], *PLACE_HI[closing >> 12]]
         elif count == 3 and cfg.flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
             pick = _picker(opp) if (hc or vc) and opp else None
-            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
+            for p in IDX_LO[own & 4095] + IDX_HI[own >> 12]:
                 cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
                     moves += FLY0[p][plain & 255] + FLY1[p][plain >> 8 & 255] + FLY2[p][plain >> 16]
                     table = STEP_REM[p]
-                    for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                    for q in IDX_LO[cl & 4095] + IDX_HI[cl >> 12]:
                         moves += pick(table[q])
                 else:
                     moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
@@ -513,7 +515,7 @@ class MorrisState(State):
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += steps[neigh & empty ^ cl]
                         table = STEP_REM[p]
-                        for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                        for q in IDX_LO[cl & 4095] + IDX_HI[cl >> 12]:
                             moves += pick(table[q])
                     else:
                         moves += steps[neigh & empty]
