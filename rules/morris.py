@@ -2,7 +2,7 @@
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
 side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
-stand in one" are three table lookups (one per byte of a side's stones, MILLS_FROM0-2) ANDed.
+stand in one" are two table lookups (one per 12-bit half of a side's stones, MILLS_LO/HI) ANDed.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -77,6 +77,10 @@ def _mill_table(k: int) -> tuple[int, ...]:
 
 
 MILLS_FROM0, MILLS_FROM1, MILLS_FROM2 = (_mill_table(k) for k in range(3))
+# The same for the low / high 12 bits of a side's stones (two lookups per board on the hot paths):
+# a bit outside the half is taken as set, so it does not constrain.
+MILLS_LO: tuple[int, ...] = tuple(MILLS_FROM0[v & 255] & MILLS_FROM1[v >> 8 | 0xF0] for v in range(4096))
+MILLS_HI: tuple[int, ...] = tuple(MILLS_FROM1[(v & 15) << 4 | 15] & MILLS_FROM2[v >> 4] for v in range(4096))
 
 
 def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
@@ -99,14 +103,14 @@ def _indices(mask: Bitboard) -> tuple[int, ...]:
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    x = MILLS_FROM0[stones & 255] & MILLS_FROM1[stones >> 8 & 255] & MILLS_FROM2[stones >> 16]
+    x = MILLS_LO[stones & 4095] & MILLS_HI[stones >> 12]
     return stones & (x | x >> 24)
 
 
 def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
     """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
     may be removed, in point order."""
-    x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
+    x = MILLS_LO[opp & 4095] & MILLS_HI[opp >> 12]
     rem = (opp & ~(x | x >> 24)) or opp
     if rem & (rem - 1):
         return itemgetter(*(IDX_LO[rem & 4095] + IDX_HI[rem >> 12]))
@@ -471,7 +475,7 @@ class MorrisState(State):
             return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
+        x = MILLS_LO[own & 4095] & MILLS_HI[own >> 12]
         hc = x & empty
         vc = x >> 24 & empty
         if hand:
