@@ -142,6 +142,9 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
 # V_REACH<k>[v]: the points next, along a column, to the points of byte k of v.
 V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
     lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
+# The same for the low / high 12 bits of v.
+V_REACH_LO: tuple[int, ...] = tuple(V_REACH0[v & 255] | V_REACH1[v >> 8] for v in range(4096))
+V_REACH_HI: tuple[int, ...] = tuple(V_REACH1[(v & 15) << 4] | V_REACH2[v >> 4] for v in range(4096))
 
 # STEPPERS_LO[v], STEPPERS_HI[v]: (NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits
 # of v, in order (two lookups per board: the movement phase is most of a game).
@@ -507,7 +510,7 @@ class MorrisState(State):
             moves = []
             # The stones that can close a mill: next to a closing point along the other line (a step
             # along a column closes a row mill, a step along a row a column mill).
-            closers = own & (V_REACH0[hc & 255] | V_REACH1[hc >> 8 & 255] | V_REACH2[hc >> 16]
+            closers = own & (V_REACH_LO[hc & 4095] | V_REACH_HI[hc >> 12]
                              | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
             if not closers:
                 for neigh, steps in STEPPERS_LO[own & 4095] + STEPPERS_HI[own >> 12]:
