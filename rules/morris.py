@@ -93,7 +93,17 @@ def _bits_of(mask: int) -> tuple[int, ...]:
 
 # IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v (two lookups per board);
 # PLACE_LO, PLACE_HI: their names.
-IDX_LO, IDX_HI = (tuple(_bits_of(v << 12 * k) for v in range(4096)) for k in range(2))
+def _half_indices() -> tuple[tuple[int, ...], ...]:
+    """The point lists of all 12-bit masks, each built from a smaller one (import time)."""
+    table: list[tuple[int, ...]] = [()]
+    for v in range(1, 4096):
+        low = (v & -v).bit_length() - 1
+        table.append((low,) + table[v & (v - 1)])
+    return tuple(table)
+
+
+IDX_LO = _half_indices()
+IDX_HI = tuple(tuple(i + 12 for i in t) for t in IDX_LO)
 PLACE_LO, PLACE_HI = (tuple(tuple(POINTS[i] for i in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 
@@ -150,12 +160,12 @@ V_REACH_HI: tuple[int, ...] = tuple(V_REACH1[(v & 15) << 4] | V_REACH2[v >> 4] f
 # of v, in order (two lookups per board: the movement phase is most of a game).
 _STEPPER = tuple((NEIGH[p], STEPS[p]) for p in range(24))
 STEPPERS_LO, STEPPERS_HI = (
-    tuple(tuple(_STEPPER[p] for p in _bits_of(v << 12 * k)) for v in range(4096)) for k in range(2))
+    tuple(tuple(_STEPPER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 # MOVERS_LO[v], MOVERS_HI[v]: (p, NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits of v.
 _MOVER = tuple((p, NEIGH[p], STEPS[p]) for p in range(24))
 MOVERS_LO, MOVERS_HI = (
-    tuple(tuple(_MOVER[p] for p in _bits_of(v << 12 * k)) for v in range(4096)) for k in range(2))
+    tuple(tuple(_MOVER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
