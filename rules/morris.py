@@ -2,7 +2,7 @@
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
 side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
-stand in one" are three table lookups (one per byte of a side's stones, MILLS_FROM0-2) ANDed.
+stand in one" are two table lookups (one per 12-bit half of a side's stones, MILLS_LO/HI) ANDed.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from functools import reduce
 from operator import itemgetter, or_
+from random import Random
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -76,6 +77,10 @@ def _mill_table(k: int) -> tuple[int, ...]:
 
 
 MILLS_FROM0, MILLS_FROM1, MILLS_FROM2 = (_mill_table(k) for k in range(3))
+# The same for the low / high 12 bits of a side's stones (two lookups per board on the hot paths):
+# a bit outside the half is taken as set, so it does not constrain.
+MILLS_LO: tuple[int, ...] = tuple(MILLS_FROM0[v & 255] & MILLS_FROM1[v >> 8 | 0xF0] for v in range(4096))
+MILLS_HI: tuple[int, ...] = tuple(MILLS_FROM1[(v & 15) << 4 | 15] & MILLS_FROM2[v >> 4] for v in range(4096))
 
 
 def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
@@ -86,27 +91,39 @@ def _bits_of(mask: int) -> tuple[int, ...]:
     return tuple(i for i in range(24) if mask >> i & 1)
 
 
-IDX0, IDX1, IDX2 = _byte_tables(lambda k, v: _bits_of(v << 8 * k))
-PLACE0, PLACE1, PLACE2 = _byte_tables(lambda k, v: tuple(POINTS[i] for i in _bits_of(v << 8 * k)))
+# IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v (two lookups per board);
+# PLACE_LO, PLACE_HI: their names.
+def _half_indices() -> tuple[tuple[int, ...], ...]:
+    """The point lists of all 12-bit masks, each built from a smaller one (import time)."""
+    table: list[tuple[int, ...]] = [()]
+    for v in range(1, 4096):
+        low = (v & -v).bit_length() - 1
+        table.append((low,) + table[v & (v - 1)])
+    return tuple(table)
+
+
+IDX_LO = _half_indices()
+IDX_HI = tuple(tuple(i + 12 for i in t) for t in IDX_LO)
+PLACE_LO, PLACE_HI = (tuple(tuple(POINTS[i] for i in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 
 def _indices(mask: Bitboard) -> tuple[int, ...]:
-    return IDX0[mask & 255] + IDX1[mask >> 8 & 255] + IDX2[mask >> 16]
+    return IDX_LO[mask & 4095] + IDX_HI[mask >> 12]
 
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    x = MILLS_FROM0[stones & 255] & MILLS_FROM1[stones >> 8 & 255] & MILLS_FROM2[stones >> 16]
+    x = MILLS_LO[stones & 4095] & MILLS_HI[stones >> 12]
     return stones & (x | x >> 24)
 
 
 def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
     """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
     may be removed, in point order."""
-    x = MILLS_FROM0[opp & 255] & MILLS_FROM1[opp >> 8 & 255] & MILLS_FROM2[opp >> 16]
+    x = MILLS_LO[opp & 4095] & MILLS_HI[opp >> 12]
     rem = (opp & ~(x | x >> 24)) or opp
     if rem & (rem - 1):
-        return itemgetter(*(IDX0[rem & 255] + IDX1[rem >> 8 & 255] + IDX2[rem >> 16]))
+        return itemgetter(*(IDX_LO[rem & 4095] + IDX_HI[rem >> 12]))
     return _PICK_ONE[rem.bit_length() - 1]
 
 
@@ -135,14 +152,20 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
 # V_REACH<k>[v]: the points next, along a column, to the points of byte k of v.
 V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
     lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
+# The same for the low / high 12 bits of v.
+V_REACH_LO: tuple[int, ...] = tuple(V_REACH0[v & 255] | V_REACH1[v >> 8] for v in range(4096))
+V_REACH_HI: tuple[int, ...] = tuple(V_REACH1[(v & 15) << 4] | V_REACH2[v >> 4] for v in range(4096))
 
-# STEPPERS<k>[v]: (NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
-STEPPERS0, STEPPERS1, STEPPERS2 = _byte_tables(
-    lambda k, v: tuple((NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+# STEPPERS_LO[v], STEPPERS_HI[v]: (NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits
+# of v, in order (two lookups per board: the movement phase is most of a game).
+_STEPPER = tuple((NEIGH[p], STEPS[p]) for p in range(24))
+STEPPERS_LO, STEPPERS_HI = (
+    tuple(tuple(_STEPPER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
-# MOVERS<k>[v]: (p, NEIGH[p], STEPS[p]) for the points p of byte k of v, in order.
-MOVERS0, MOVERS1, MOVERS2 = _byte_tables(
-    lambda k, v: tuple((p, NEIGH[p], STEPS[p]) for p in _bits_of(v << 8 * k)))
+# MOVERS_LO[v], MOVERS_HI[v]: (p, NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits of v.
+_MOVER = tuple((p, NEIGH[p], STEPS[p]) for p in range(24))
+MOVERS_LO, MOVERS_HI = (
+    tuple(tuple(_MOVER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
 # FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
 FLY0, FLY1, FLY2 = (
@@ -170,6 +193,42 @@ _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
 _new = object.__new__
 _SEAT1 = 1 << 48  # seat 1 in a history key
 
+# A 6-bit Zobrist hash of a position (stone per point and colour, side to move), kept up to date by
+# play with one xor: bit z of a state's `_bloom` is set for every hash z of its history.
+_zrng = Random(26)
+ZOBRIST: tuple[tuple[int, int], ...] = tuple((_zrng.randrange(64), _zrng.randrange(64)) for _ in range(24))
+ZOBRIST_SEAT = _zrng.randrange(1, 64)
+BLOOM_BITS: tuple[int, ...] = tuple(1 << z for z in range(64))
+
+
+def _zobrist(key: int) -> int:
+    """The hash of a history key w | b << 24 | seat << 48 (a loop over its stones only: start() pays it)."""
+    z = ZOBRIST_SEAT if key >> 48 else 0
+    for c in (0, 1):
+        for i in _indices(key >> 24 * c & FULL):
+            z ^= ZOBRIST[i][c]
+    return z
+
+
+# PLAY_INFO[seat][text] = (own_delta, opp_delta, is_placement, key_delta, hash_delta) when `seat`
+# moves: the history key and the hash of the next position are those of this one xor the deltas.
+PLAY_INFO: tuple[dict[str, tuple[int, int, bool, int, int]], ...] = ({}, {})
+for _text, (_od, _xd, _pl, _p, _q, _r) in MOVE_INFO.items():
+    for _c in (0, 1):
+        _zd = ZOBRIST_SEAT ^ ZOBRIST[_q][_c] ^ (ZOBRIST[_p][_c] if _p >= 0 else 0)
+        _zd ^= ZOBRIST[_r][1 - _c] if _r >= 0 else 0
+        PLAY_INFO[_c][_text] = (_od, _xd, _pl, _od << 24 * _c | _xd << 24 * (1 - _c) | _SEAT1, _zd)
+
+
+class _Rules:
+    """A game's parameters as plain slots: states read them on the hot path, where Game.__getattr__
+    would make every attribute read of the game slow (unspecialised)."""
+
+    __slots__ = ("rep", "flying", "rep_at", "quiet_at", "cap_at")
+
+    def __init__(self, rep: bool, flying: bool, rep_at: int, quiet_at: int, cap_at: int) -> None:
+        self.rep, self.flying, self.rep_at, self.quiet_at, self.cap_at = rep, flying, rep_at, quiet_at, cap_at
+
 
 class Morris(Game):
     """Nine Men's Morris; `flying` lets a player with 3 stones jump, draws by repetition/quiet plies/cap."""
@@ -194,6 +253,7 @@ class Morris(Game):
         self._rep_at = rep or never
         self._quiet_at = self._quiet or never
         self._cap_at = self._cap or never
+        self._cfg = _Rules(bool(rep), self._flying, self._rep_at, self._quiet_at, self._cap_at)
 
     def start(self) -> MorrisState:
         return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
@@ -295,7 +355,8 @@ class MorrisState(State):
 
     # The side to move's stones and stones in hand come first (own), the other side's second (opp):
     # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
-    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome")
+    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome",
+                 "_cfg", "_bloom", "_reps", "_z")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
@@ -308,6 +369,14 @@ class MorrisState(State):
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
+        self._cfg: _Rules = game._cfg  # type: ignore[attr-defined]
+        # The position's hash, a Bloom filter of the history's hashes and how often the current
+        # position occurs in the history (0 with repetition off): play counts only when the filter hits.
+        self._z = _zobrist(w | b << 24 | seat << 48)
+        self._bloom = 0
+        for h in hist:
+            self._bloom |= BLOOM_BITS[_zobrist(h)]
+        self._reps = hist.count(hist[-1]) if hist else 0
         self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
         self._outcome: Outcome | None = None
 
@@ -371,21 +440,33 @@ class MorrisState(State):
                     raise self._illegal(move)
             else:
                 raise self._illegal(move)
-        own_delta, opp_delta, placing, _, _, _ = MOVE_INFO[move]
+        own_delta, opp_delta, placing, key_delta, z_delta = PLAY_INFO[self._seat][move]
         # The new state is filled in directly (no __init__ call): play is the hot path of searches.
         new = _new(MorrisState)
-        new.game = game = self.game
+        new.game = self.game
+        new._cfg = cfg = self._cfg
         new._ply = self._ply + 1
-        new._seat = seat = self._seat ^ 1
-        new._own = own = self._opp ^ opp_delta  # the opponent moves next
-        new._opp = opp = self._own ^ own_delta
+        new._seat = self._seat ^ 1
+        new._own = self._opp ^ opp_delta  # the opponent moves next
+        new._opp = self._own ^ own_delta
         new._hown = self._hopp
         new._hopp = self._hown - placing
-        if not game._rep:  # type: ignore[attr-defined]
+        if not cfg.rep:
             new._hist = ()
+            new._reps = 0
         else:
-            key = opp | own << 24 | _SEAT1 if seat else own | opp << 24  # w | b << 24 | seat << 48
-            new._hist = (key,) if placing or opp_delta else self._hist + (key,)
+            key = self._hist[-1] ^ key_delta  # w | b << 24 | seat << 48
+            new._z = z = self._z ^ z_delta
+            bit = BLOOM_BITS[z]
+            if placing or opp_delta:
+                new._hist = (key,)
+                new._bloom = bit
+                new._reps = 1
+            else:
+                new._hist = hist = self._hist + (key,)
+                bloom = self._bloom
+                new._bloom = bloom | bit
+                new._reps = hist.count(key) if bloom & bit else 1
         new._quiet = 0 if opp_delta else self._quiet + 1
         new._moves = None
         new._outcome = None
@@ -397,7 +478,7 @@ class MorrisState(State):
         also `_analyse`, so that the first question of a playout costs one call)."""
         if self._moves is not None:
             return self._outcome is not None
-        game: Morris = self.game  # type: ignore[assignment]
+        cfg = self._cfg
         seat = self._seat
         own, opp, hand = self._own, self._opp, self._hown
         count = own.bit_count()
@@ -407,31 +488,31 @@ class MorrisState(State):
             return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        x = MILLS_FROM0[own & 255] & MILLS_FROM1[own >> 8 & 255] & MILLS_FROM2[own >> 16]
+        x = MILLS_LO[own & 4095] & MILLS_HI[own >> 12]
         hc = x & empty
         vc = x >> 24 & empty
         if hand:
             closing = hc | vc
             plain = empty ^ closing
             if closing and opp:
-                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16]]
+                moves = [*PLACE_LO[plain & 4095], *PLACE_HI[plain >> 12]]
                 pick = _picker(opp)
-                for q in IDX0[closing & 255] + IDX1[closing >> 8 & 255] + IDX2[closing >> 16]:
+                for q in IDX_LO[closing & 4095] + IDX_HI[closing >> 12]:
                     moves += pick(PLACE_REM[q])
             else:  # closing points (only when the opponent has no stone on the board) come last
-                moves = [*PLACE0[plain & 255], *PLACE1[plain >> 8 & 255], *PLACE2[plain >> 16],
-                         *PLACE0[closing & 255], *PLACE1[closing >> 8 & 255], *PLACE2[closing >> 16]]
-        elif count == 3 and game._flying:
+                moves = [*PLACE_LO[plain & 4095], *PLACE_HI[plain >> 12],
+                         *PLACE_LO[closing & 4095], *PLACE_HI[closing >> 12]]
+        elif count == 3 and cfg.flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
             pick = _picker(opp) if (hc or vc) and opp else None
-            for p in IDX0[own & 255] + IDX1[own >> 8 & 255] + IDX2[own >> 16]:
+            for p in IDX_LO[own & 4095] + IDX_HI[own >> 12]:
                 cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
                     moves += FLY0[p][plain & 255] + FLY1[p][plain >> 8 & 255] + FLY2[p][plain >> 16]
                     table = STEP_REM[p]
-                    for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                    for q in IDX_LO[cl & 4095] + IDX_HI[cl >> 12]:
                         moves += pick(table[q])
                 else:
                     moves += FLY0[p][e0] + FLY1[p][e1] + FLY2[p][e2]
@@ -439,19 +520,19 @@ class MorrisState(State):
             moves = []
             # The stones that can close a mill: next to a closing point along the other line (a step
             # along a column closes a row mill, a step along a row a column mill).
-            closers = own & (V_REACH0[hc & 255] | V_REACH1[hc >> 8 & 255] | V_REACH2[hc >> 16]
+            closers = own & (V_REACH_LO[hc & 4095] | V_REACH_HI[hc >> 12]
                              | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
             if not closers:
-                for neigh, steps in STEPPERS0[own & 255] + STEPPERS1[own >> 8 & 255] + STEPPERS2[own >> 16]:
+                for neigh, steps in STEPPERS_LO[own & 4095] + STEPPERS_HI[own >> 12]:
                     moves += steps[neigh & empty]
             else:
                 pick = _picker(opp)
-                for p, neigh, steps in MOVERS0[own & 255] + MOVERS1[own >> 8 & 255] + MOVERS2[own >> 16]:
+                for p, neigh, steps in MOVERS_LO[own & 4095] + MOVERS_HI[own >> 12]:
                     if closers >> p & 1:
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += steps[neigh & empty ^ cl]
                         table = STEP_REM[p]
-                        for q in IDX0[cl & 255] + IDX1[cl >> 8 & 255] + IDX2[cl >> 16]:
+                        for q in IDX_LO[cl & 4095] + IDX_HI[cl >> 12]:
                             moves += pick(table[q])
                     else:
                         moves += steps[neigh & empty]
@@ -459,12 +540,11 @@ class MorrisState(State):
         if not moves:
             self._outcome = Outcome(1 - seat, "no legal move")
             return True
-        hist = self._hist
-        if len(hist) >= game._rep_at and hist.count(hist[-1]) >= game._rep_at:
+        if self._reps >= cfg.rep_at:
             self._outcome = Outcome(None, "repetition")
-        elif self._quiet >= game._quiet_at:
+        elif self._quiet >= cfg.quiet_at:
             self._outcome = Outcome(None, "quiet plies")
-        elif self._ply >= game._cap_at:
+        elif self._ply >= cfg.cap_at:
             self._outcome = Outcome(None, "move limit")
         else:
             return False
