@@ -192,7 +192,7 @@ def test_a_kept_sandboxed_bot_that_was_suspended_is_thawed_for_its_next_match():
         run_match(spec("a-vs-b", a, b, games=(0,), limits=suspending), hub=hub)
         assert len(hub.idle) == 2
         player = hub.take(a, suspending)  # as a match leaves a bot whose opponent was thinking
-        player.process.suspend()
+        player.process.suspend(wait=True)  # frozen for sure, as before the opponent's turn
         cgroup = player.process.cgroup
         assert cgroup is None or cgroup.frozen()
         assert hub.give_back(player, suspending)
