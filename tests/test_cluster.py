@@ -349,7 +349,9 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path
     from arena.tournament import cluster
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
-    killer = ("killer", [sys.executable, str(BROKEN), "killparent"])  # kills its worker at its turn
+    # kills its worker 0.05 s into its turn (of 0.2 s): Dask's progress events are batched, and a
+    # worker killed a millisecond after logging one may take it along (the detail: the ply before)
+    killer = ("killer", [sys.executable, str(BROKEN), "killparent", "0.05"])
     tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=(killer, "random"), per_task=2,
                            limits='sandbox = "off"'))  # a sandboxed bot cannot see its worker
     task = functools.partial(die_once, marks=tmp_path)

@@ -34,8 +34,8 @@ Hostile modes (tests/test_hostile.py):
   nohello      prints two lines and exits with code 2 before hello
   mob N        plays legal[0]; meanwhile N other connections (never a hello) send 440 KB messages
                without pause
-  killparent   at its first turn kills its parent (the referee's worker process) with SIGKILL,
-               unless the parent is the process named by ARENA_TEST_KEEP_PID
+  killparent [S]  at its first turn (S seconds into it, default 0) kills its parent (the referee's
+               worker process) with SIGKILL, unless the parent is the process named by ARENA_TEST_KEEP_PID
 """
 from __future__ import annotations
 
@@ -156,6 +156,7 @@ def main() -> int:
                     info = {"a": info}
                 reply["info"] = info
             elif mode == "killparent" and str(os.getppid()) != os.environ.get("ARENA_TEST_KEEP_PID"):
+                time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)  # "killparent S"
                 os.kill(os.getppid(), signal.SIGKILL)
                 time.sleep(3600)
             client.send(reply)
