@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
+from types import ModuleType
 
 from rules import State
-from rules import morris as _morris
 from rules import santorini as _santorini
 
 Evaluate = Callable[[State, "str | None"], float]
@@ -146,6 +146,15 @@ def domineering_strong(state: State, move: str | None = None) -> float:
 
 
 # --- Nine Men's Morris ----------------------------------------------------------------------------
+@cache
+def _morris() -> ModuleType:
+    """rules.morris, imported on first use: its tables cost every bot process ~0.1-0.2 s at start,
+    and most play another game."""
+    from rules import morris
+
+    return morris
+
+
 def _morris_boards(state: State) -> tuple[int, int]:
     """(side to move's stones, opponent's stones) as 24-bit boards."""
     w, b = state.bitboards  # type: ignore[attr-defined]
@@ -162,7 +171,7 @@ def morris_simple(state: State, move: str | None = None) -> float:
 def _morris_features(own: int, opp: int) -> tuple[int, int]:
     """(mills of `own`, open twos: lines with two own stones and an empty third point)."""
     mills = twos = 0
-    for mill in _morris.MILLS:
+    for mill in _morris().MILLS:
         mine = own & mill
         if mine == mill:
             mills += 1
@@ -173,8 +182,9 @@ def _morris_features(own: int, opp: int) -> tuple[int, int]:
 
 def _morris_blocked(own: int, opp: int) -> int:
     """Stones of `own` with no empty neighbour (they cannot move)."""
-    empty = _morris.FULL & ~(own | opp)
-    return sum(1 for i in range(24) if own >> i & 1 and not _morris.NEIGH[i] & empty)
+    morris = _morris()
+    empty = morris.FULL & ~(own | opp)
+    return sum(1 for i in range(24) if own >> i & 1 and not morris.NEIGH[i] & empty)
 
 
 def morris_strong(state: State, move: str | None = None) -> float:
