@@ -116,9 +116,8 @@ time.sleep(60)
 
 
 def test_a_private_socket_takes_one_peer_and_refuses_the_rest():
-    directory = tempfile.mkdtemp(prefix="arena-test-ipc-")
-    path = f"{directory}/p.sock"
-    with RefereeEndpoint() as endpoint:
+    with tempfile.TemporaryDirectory(prefix="arena-test-ipc-") as directory, RefereeEndpoint() as endpoint:
+        path = f"{directory}/p.sock"
         channel = endpoint.bind_private(path)
         baseline = _open_fds()
         flooder = subprocess.Popen([sys.executable, "-c", FLOOD, path, "3000"])
