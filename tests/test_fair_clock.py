@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena.cell.limits import Limits
+from arena.course import jobs
 from arena.match.clock import TimeControl
 from arena.match.records import Forfeit
 from arena.match.referee import run_match
@@ -45,9 +46,14 @@ def hog():
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
             for _ in range(3)]
     yield hogs
+    stop(hogs)
+
+
+def stop(hogs: list[subprocess.Popen]) -> None:
     for process in hogs:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def play(bot: BotSpec, clock: TimeControl, games: int, opponent: str = "random") -> list:
@@ -106,3 +112,47 @@ def test_on_a_quiet_machine_nothing_is_marked_and_a_sleeping_bot_still_loses_at_
     forfeit = records[0].forfeit
     assert forfeit["reason"] == Forfeit.TIMEOUT and forfeit["seat"] == 0, forfeit
     assert "0.150 s of wall time" in forfeit["detail"], forfeit  # 3 x 0.05 s: the wall ceiling
+
+
+class FirstCallUnderLoad:
+    """The course's game player, playing each call's games for real (run_match), that ends the
+    hog once its first call is played: the replays run on a quiet machine."""
+
+    def __init__(self, hogs: list[subprocess.Popen]) -> None:
+        self.hogs, self.calls = hogs, []
+
+    def play(self, specs: list[MatchSpec]) -> list:
+        self.calls.append([spec.game_numbers for spec in specs])
+        records = [record for spec in specs for record in run_match(spec)]
+        stop(self.hogs)
+        return records
+
+
+def judged(bot: BotSpec, per_move: float) -> MatchSpec:
+    other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    return MatchSpec("judged", "domineering", (bot, other), TimeControl(per_move=per_move), (0,),
+                     params={"rows": 5, "cols": 5}, limits=Limits())
+
+
+def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(hog, monkeypatch):
+    player = FirstCallUnderLoad(hog)
+    monkeypatch.setattr(jobs, "_player", player)
+    records, replayed = jobs.play_judged(judged(burner(0.7, 0.4), 0.4))  # 0.28 s of CPU a move, 0.4 s
+    assert player.calls == [[(0,)], [(0,)]] and replayed == 1
+    assert records[0].forfeit is None, records[0].forfeit
+    assert jobs.verdict(records, "burner-0.7")[0] == "qualified"
+
+
+def test_a_bot_that_runs_out_of_time_under_load_every_time_is_played_again_twice_then_charged(hog):
+    records, replayed = jobs.play_judged(judged(burner(1.5, 0.2), 0.2))
+    assert replayed == jobs.LOAD_REPLAYS == 2
+    forfeit = records[0].forfeit
+    assert forfeit["reason"] == Forfeit.TIMEOUT and forfeit.get("under_load"), forfeit
+    assert jobs.verdict(records, "burner-1.5")[:2] == ("failed", "timeout")
+
+
+def test_a_bot_that_sleeps_past_its_clock_is_not_played_again_however_busy_the_machine(hog):
+    sleeper = BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.5"))
+    records, replayed = jobs.play_judged(judged(sleeper, 0.2))  # it waits for no CPU: not under load
+    assert replayed == 0 and records[0].forfeit["reason"] == Forfeit.TIMEOUT
+    assert not records[0].forfeit.get("under_load"), records[0].forfeit

@@ -22,6 +22,7 @@ import shutil
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,28 @@ def play_games(specs: list[MatchSpec]) -> list[GameRecord]:
     for spec in specs:
         records += run_match(spec)
     return records
+
+
+LOAD_REPLAYS = 2
+"""A judged game (qualification, a phase's score) lost on time while the machine kept the bot from a
+CPU is played again, at most this many times: a verdict must not hang on the server's load, and a
+bot that loads its own CPU gains nothing but the delay."""
+
+
+def play_judged(spec: MatchSpec) -> tuple[list[GameRecord], int]:
+    """The games of `spec` (play_games), each one lost on time under load played again, up to
+    LOAD_REPLAYS times: (the records in order, how many games were played again)."""
+    records = play_games([spec])
+    replayed = 0
+    for _ in range(LOAD_REPLAYS):
+        again = [i for i, record in enumerate(records) if (record.forfeit or {}).get("under_load")]
+        if not again:
+            break
+        numbers = tuple(spec.game_numbers[i] for i in again)
+        for i, record in zip(again, play_games([replace(spec, game_numbers=numbers)]), strict=True):
+            records[i] = record
+        replayed += len(again)
+    return records, replayed
 
 
 def qualification_spec(config: CourseConfig, submission_id: int, name: str,
@@ -156,7 +179,7 @@ def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
         store.set_command(submission_id, shlex.join(command))
         store.set_status(submission_id, "testing")
         name = f"{row['student_id']}-v{row['version']}"
-        records = play_games([qualification_spec(config, submission_id, name, command)])
+        records, _ = play_judged(qualification_spec(config, submission_id, name, command))
         status, reason, detail = verdict(records, name)
         detail = for_student(detail, folder) if detail is not None else None
         store.finish(submission_id, status, reason, detail, games=[r.to_json() for r in records])

@@ -505,7 +505,7 @@ def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
 
 def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
     from arena.cell.launcher import resolve_command
-    from arena.course.jobs import JobFailed, play_games
+    from arena.course.jobs import JobFailed, play_judged
 
     config = course.config
     try:
@@ -516,7 +516,7 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
                      bots=(bot, BotSpec(score.against, resolve_command(score.against))),
                      time_control=config.time_control, game_numbers=tuple(range(score.games)),
                      params=dict(config.params), seed=sub["id"], limits=config.limits)
-    records = play_games([spec])
+    records, replayed = play_judged(spec)
     points = 0.0
     for record in records:
         seat = record.players.index(bot.name)
@@ -529,6 +529,8 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
         db.executemany("INSERT OR REPLACE INTO phase_games (game_id, submission_id, record) VALUES (?, ?, ?)",
                        [(r.game_id, sub["id"], r.to_json()) for r in records])
     evidence = f"score {share:.2f} against {score.against} ({points:g} of {len(records)} points)"
+    if replayed:
+        evidence += f"; {replayed} game{'s' if replayed > 1 else ''} lost on time under load played again"
     return share >= score.at_least, evidence, [r.game_id for r in records], [], share
 
 
