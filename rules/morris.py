@@ -2,7 +2,8 @@
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
 side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
-stand in one" are two table lookups (one per 12-bit half of a side's stones, MILLS_LO/HI) ANDed.
+stand in one" are two table lookups per direction (one per 12-bit half of a side's stones, e.g.
+H_MILLS_LO/HI for the horizontal mills) ANDed: all on ints below 2**30, which Python computes fastest.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -83,17 +84,16 @@ def _half_unions(masks: Any, offset: int) -> tuple[int, ...]:
     return tuple(table)
 
 
-# Mill tables: bit x of MILLS_LO[v] is set when the other two points of x's horizontal mill that lie
-# in the low half are all in v, bit 24+x the same for its vertical mill (MILLS_HI for the high half;
-# points of the other half do not constrain). ANDed for a side's stones they give the points whose
-# two mill-mates (per direction) all hold that side's stones: the empty ones close a mill when
-# taken, the occupied ones stand in a complete mill. _NEEDED[i]: the bits that need point i.
-_NEEDED = tuple(sum(BIT[x] for x in range(24) if ROW_MILL_OF[x] & ~BIT[x] & BIT[i])
-                | sum(BIT[x] << 24 for x in range(24) if COL_MILL_OF[x] & ~BIT[x] & BIT[i])
-                for i in range(24))
-_ALL_MILL_BITS = (1 << 48) - 1
-MILLS_LO, MILLS_HI = (tuple(_ALL_MILL_BITS ^ missing for missing in reversed(_half_unions(_NEEDED, off)))
-                      for off in (0, 12))
+# Mill tables: bit x of H_MILLS_LO[v] is set when the other two points of x's horizontal mill that
+# lie in the low half are all in v (H_MILLS_HI for the high half; points of the other half do not
+# constrain), V_MILLS_LO/HI the same for the vertical mills. ANDed for a side's stones they give the
+# points whose two mill-mates all hold that side's stones: the empty ones close a mill when taken,
+# the occupied ones stand in a complete mill. H_NEEDED[i]: the points x whose horizontal mill needs i.
+H_NEEDED = tuple(sum(BIT[x] for x in range(24) if ROW_MILL_OF[x] & ~BIT[x] & BIT[i]) for i in range(24))
+V_NEEDED = tuple(sum(BIT[x] for x in range(24) if COL_MILL_OF[x] & ~BIT[x] & BIT[i]) for i in range(24))
+H_MILLS_LO, H_MILLS_HI, V_MILLS_LO, V_MILLS_HI = (
+    tuple(FULL ^ missing for missing in reversed(_half_unions(needed, off)))
+    for needed in (H_NEEDED, V_NEEDED) for off in (0, 12))
 
 # IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v; PLACE_LO, PLACE_HI: their names.
 IDX_LO, IDX_HI = (_half_tuples(range(24), off) for off in (0, 12))
@@ -106,15 +106,15 @@ def _indices(mask: Bitboard) -> tuple[int, ...]:
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    x = MILLS_LO[stones & 4095] & MILLS_HI[stones >> 12]
-    return stones & (x | x >> 24)
+    lo, hi = stones & 4095, stones >> 12
+    return stones & (H_MILLS_LO[lo] & H_MILLS_HI[hi] | V_MILLS_LO[lo] & V_MILLS_HI[hi])
 
 
 def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
     """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
     may be removed, in point order."""
-    x = MILLS_LO[opp & 4095] & MILLS_HI[opp >> 12]
-    rem = (opp & ~(x | x >> 24)) or opp
+    lo, hi = opp & 4095, opp >> 12
+    rem = (opp & ~(H_MILLS_LO[lo] & H_MILLS_HI[hi] | V_MILLS_LO[lo] & V_MILLS_HI[hi])) or opp
     if rem & (rem - 1):
         return itemgetter(*(IDX_LO[rem & 4095] + IDX_HI[rem >> 12]))
     return _PICK_ONE[rem.bit_length() - 1]
@@ -147,9 +147,11 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
 V_REACH_LO, V_REACH_HI = (_half_unions(V_NEIGH, off) for off in (0, 12))
 
 # STEPPERS_LO[v], STEPPERS_HI[v]: (NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits
-# of v, in order (the movement phase is most of a game); MOVERS_LO, MOVERS_HI: (p, NEIGH[p], STEPS[p]).
+# of v, in order (the movement phase is most of a game); MOVERS_LO, MOVERS_HI: (BIT[p], p, NEIGH[p],
+# STEPS[p]).
 STEPPERS_LO, STEPPERS_HI = (_half_tuples([(NEIGH[p], STEPS[p]) for p in range(24)], off) for off in (0, 12))
-MOVERS_LO, MOVERS_HI = (_half_tuples([(p, NEIGH[p], STEPS[p]) for p in range(24)], off) for off in (0, 12))
+MOVERS_LO, MOVERS_HI = (_half_tuples([(BIT[p], p, NEIGH[p], STEPS[p]) for p in range(24)], off)
+                        for off in (0, 12))
 
 
 
@@ -423,11 +425,11 @@ class MorrisState(State):
         return None if self._moves else self._outcome
 
     def legal_moves(self) -> list[str]:
-        moves = self._moves
-        if moves is None:
+        try:
+            return self._moves.copy()  # type: ignore[union-attr]
+        except AttributeError:  # None: not analysed yet
             self._analyse()
-            moves = self._moves
-        return moves.copy()  # type: ignore[union-attr]
+            return self._moves.copy()  # type: ignore[union-attr]
 
     def stones(self, seat: int) -> list[str]:
         """The points holding `seat`'s stones."""
@@ -442,11 +444,13 @@ class MorrisState(State):
         return self._hown if seat == self._ply & 1 else self._hopp
 
     def play(self, move: str) -> MorrisState:
-        moves = self._moves
-        if moves is None:
+        try:
+            illegal = move not in self._moves  # type: ignore[operator]
+        except TypeError:  # None: not analysed yet
             self._analyse()
+            illegal = move not in self._moves  # type: ignore[operator]
+        if illegal:
             moves = self._moves
-        if move not in moves:  # type: ignore[operator]
             info = MOVE_INFO.get(move)
             if info is None:
                 move = self.game.parse_move(move)
@@ -460,12 +464,12 @@ class MorrisState(State):
         new = _new(MorrisState)
         new.game = self.game
         new._side = side.other
-        new._ply = ply = self._ply + 1
+        new._ply = self._ply + 1
         new._own = self._opp ^ opp_delta  # the opponent moves next
         new._opp = self._own ^ own_delta
         if opp_delta:
             new._quiet = 0
-            due = ply + side.quiet_at
+            due = self._ply + 1 + side.quiet_at
             if due > side.cap_at:
                 due = side.cap_at
         else:
@@ -504,9 +508,9 @@ class MorrisState(State):
             return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        x = MILLS_LO[own & 4095] & MILLS_HI[own >> 12]
-        hc = x & empty
-        vc = x >> 24 & empty
+        lo, hi = own & 4095, own >> 12
+        hc = H_MILLS_LO[lo] & H_MILLS_HI[hi] & empty
+        vc = V_MILLS_LO[lo] & V_MILLS_HI[hi] & empty
         if ply < PLACING_PLIES:
             closing = hc | vc
             plain = empty ^ closing
@@ -522,7 +526,7 @@ class MorrisState(State):
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
             pick = _picker(opp) if (hc or vc) and opp else None
-            for p in IDX_LO[own & 4095] + IDX_HI[own >> 12]:
+            for p in IDX_LO[lo] + IDX_HI[hi]:
                 cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
@@ -539,12 +543,12 @@ class MorrisState(State):
             closers = own & (V_REACH_LO[hc & 4095] | V_REACH_HI[hc >> 12]
                              | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
             if not closers:
-                for neigh, steps in STEPPERS_LO[own & 4095] + STEPPERS_HI[own >> 12]:
+                for neigh, steps in STEPPERS_LO[lo] + STEPPERS_HI[hi]:
                     moves += steps[neigh & empty]
             else:
                 pick = _picker(opp)
-                for p, neigh, steps in MOVERS_LO[own & 4095] + MOVERS_HI[own >> 12]:
-                    if closers >> p & 1:
+                for bit, p, neigh, steps in MOVERS_LO[lo] + MOVERS_HI[hi]:
+                    if closers & bit:
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += steps[neigh & empty ^ cl]
                         table = STEP_REM[p]
