@@ -44,7 +44,7 @@ _MOVE_RE = re.compile(
 )
 _FORMS = "a row number then a column letter, e.g. '4C', '4 C', '4,C' or '[4 C]'"
 _new = object.__new__
-_COVERS, _SHIFT, _MASK, _OTHER, _VERTICAL, _CHUNKS, _SEAT = range(7)
+_COVERS, _OTHER, _VERTICAL, _CHUNKS, _SEAT = range(5)
 """The fields of a seat's list in Domineering._turns."""
 
 
@@ -159,16 +159,20 @@ class Domineering(Game):
         # _vertical[seat]: does that seat place vertical dominoes?
         self._vertical = (first == VERTICAL, first != VERTICAL)
         # What the hot paths need, per seat to move (states hold their seat's list, `_turn`): [cell
-        # name -> (bit, the domino's two cells), the shift and start mask of the other seat's
-        # dominoes, the other seat's list, places vertical dominoes, the first eight decode tables,
-        # the seat].
+        # name -> (bit, the domino's two cells, the starts of this seat and of the other that
+        # remain), the other seat's list, places vertical dominoes, the first eight decode tables,
+        # the seat]. A start s of dominoes of shift k (cols for vertical ones, else 1) is lost when
+        # a domino covers s or s + k.
         board = self._board
         turns = []
         for seat, v in enumerate(self._vertical):
-            second = board.cols if v else 1
-            covers = {name: (bit, bit | bit << second) for name, bit in board.bit.items()}
-            turns.append([covers, 1 if v else board.cols, board.hstart if v else board.vstart, None, v,
-                          board.chunks[:8], seat])
+            second, other = (board.cols, 1) if v else (1, board.cols)
+            covers = {}
+            for name, bit in board.bit.items():
+                both = bit | bit << second
+                covers[name] = (bit, both, board.full ^ (both | both >> second),
+                                board.full ^ (both | both >> other))
+            turns.append([covers, None, v, board.chunks[:8], seat])
         turns[0][_OTHER] = turns[1]
         turns[1][_OTHER] = turns[0]
         self._turns = turns
@@ -296,11 +300,12 @@ def _quote(text: str, canon: str) -> str:
 class DomineeringState(State):
     """A Domineering position: X's cells, O's cells, the seat to move, the ply count."""
 
-    __slots__ = ("_x", "_free", "_starts", "_turn")
+    __slots__ = ("_x", "_o", "_starts", "_later", "_turn")
 
     _x: Bitboard
-    _free: Bitboard  # the cells no domino covers (O's cells are the others)
+    _o: Bitboard
     _starts: Bitboard  # legal starting cells of the side to move
+    _later: Bitboard  # those of the other side (play updates both, fewer operations on long ints)
     _turn: list  # game._turns[seat], which also holds the seat
 
     @classmethod
@@ -308,9 +313,10 @@ class DomineeringState(State):
         self = _new(cls)
         self.game = game
         self._x = x
-        self._free = game._board.full ^ (x | o)
+        self._o = o
         self._ply = ply
         self._starts = game._board.starts(x | o, game._vertical[seat])
+        self._later = game._board.starts(x | o, game._vertical[1 - seat])
         self._turn = game._turns[seat]
         return self
 
@@ -340,7 +346,7 @@ class DomineeringState(State):
     @property
     def o(self) -> Bitboard:
         """The cells covered by horizontal dominoes (bit r * cols + c)."""
-        return self.game._board.full ^ self._free ^ self._x
+        return self._o
 
     def legal_moves(self) -> list[str]:
         # The decode of boards of up to 64 cells, inline (the hot path of playouts); larger boards
@@ -354,19 +360,23 @@ class DomineeringState(State):
 
     def play(self, move: str) -> DomineeringState:
         if type(move) is str:
-            covers, shift, mask, other, vertical, _, _ = self._turn
+            covers, other, vertical, _, _ = self._turn
             try:
-                bit, both = covers[move]
+                bit, both, keep_own, keep_other = covers[move]
             except KeyError:
                 bit = 0
             if self._starts & bit:
-                free = self._free ^ both
                 child = _new(DomineeringState)
                 child.game = self.game
-                child._x = self._x | both if vertical else self._x
-                child._free = free
+                if vertical:
+                    child._x = self._x | both
+                    child._o = self._o
+                else:
+                    child._x = self._x
+                    child._o = self._o | both
                 child._ply = self._ply + 1
-                child._starts = free & (free >> shift) & mask
+                child._starts = self._later & keep_other
+                child._later = self._starts & keep_own
                 child._turn = other
                 return child
         canon, row, col = _parse(move)
@@ -383,13 +393,13 @@ class DomineeringState(State):
         return (
             other.__class__ is DomineeringState
             and other._x == self._x  # type: ignore[attr-defined]
-            and other._free == self._free  # type: ignore[attr-defined]
+            and other._o == self._o  # type: ignore[attr-defined]
             and other._turn[_SEAT] == self._turn[_SEAT]  # type: ignore[attr-defined]
             and (other.game is self.game or other.game == self.game)  # type: ignore[attr-defined]
         )
 
     def __hash__(self) -> int:
-        return hash((self._x, self._free, self._turn[_SEAT]))
+        return hash((self._x, self._o, self._turn[_SEAT]))
 
     def _illegal(self, text: str, canon: str, row: int, col: int) -> IllegalMoveError:
         if not self._starts:
