@@ -95,6 +95,8 @@ H_MILLS_LO, H_MILLS_HI, V_MILLS_LO, V_MILLS_HI = (
     tuple(FULL ^ missing for missing in reversed(_half_unions(needed, off)))
     for needed in (H_NEEDED, V_NEEDED) for off in (0, 12))
 
+ONES: tuple[int, ...] = tuple(v.bit_count() for v in range(4096))
+"""ONES[v]: the stones of a 12-bit half (a lookup costs less than int.bit_count's method call)."""
 # IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v; PLACE_LO, PLACE_HI: their names.
 IDX_LO, IDX_HI = (_half_tuples(range(24), off) for off in (0, 12))
 PLACE_LO, PLACE_HI = (_half_tuples(POINTS, off) for off in (0, 12))
@@ -501,14 +503,14 @@ class MorrisState(State):
         if self._moves is not None:
             return not self._moves
         own, opp, ply = self._own, self._opp, self._ply
-        count = own.bit_count()
+        lo, hi = own & 4095, own >> 12
+        count = ONES[lo] + ONES[hi]
         if count <= 2 and (ply >= PLACING_PLIES or count + STONES - (ply >> 1) <= 2):
             self._moves = []
             self._outcome = Outcome(1 - (ply & 1), "two stones")
             return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        lo, hi = own & 4095, own >> 12
         hc = H_MILLS_LO[lo] & H_MILLS_HI[hi] & empty
         vc = V_MILLS_LO[lo] & V_MILLS_HI[hi] & empty
         if ply < PLACING_PLIES:
