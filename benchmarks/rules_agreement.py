@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import baseline_rules  # noqa: E402
 
 VARIANTS: dict[str, list[dict[str, Any]]] = {
-    "domineering": [{}, {"rows": 5, "cols": 7}, {"rows": 3, "cols": 3}],
+    "domineering": [{}, {"rows": 5, "cols": 7}, {"rows": 3, "cols": 3}, {"rows": 9, "cols": 11},
+                    {"rows": 26, "cols": 3, "first": "horizontal"}],
     "fanorona": [{}],
     "freedom": [{}],
     "morris": [{}, {"flying": True}, {"flying": True, "repetition": 2, "quiet_plies": 30},

@@ -10,7 +10,9 @@ weighs less than with a wall clock), in 5 slices, and reports the plies per CPU 
 fastest slice (the one least disturbed by other processes, as timeit's minimum). The baseline is the `rules`
 package of a git commit (default: the rules before issue 26), extracted with `git archive`. For
 each game the baseline, the working tree and (Morris) OpenSpiel are measured in turn, R rounds,
-the order alternating between rounds, and the medians are compared.
+the order alternating between rounds, and the medians are compared ("ratio"). Beside it, "paired"
+is the median of the rounds' own ratios (each of two measurements taken one after the other), which
+a slow stretch of the machine during some measurements of one tree shifts less.
 
 Goals (issue 26, "a faster rules library"): every game at least 1.5x the baseline; Morris at
 least 0.35x OpenSpiel's nine_mens_morris in the same loop. OpenSpiel is a benchmark-only extra
@@ -86,6 +88,11 @@ def measure(code: str, *args: str) -> float:
     return float(out.stdout)
 
 
+def paired(now: list[float], other: list[float]) -> float:
+    """The median of the rounds' ratios now / other (the two measured one after the other)."""
+    return statistics.median(a / b for a, b in zip(now, other, strict=True))
+
+
 def have_openspiel() -> bool:
     return subprocess.run([sys.executable, "-c", "import pyspiel"], capture_output=True).returncode == 0
 
@@ -108,9 +115,9 @@ def main() -> None:
     here = str(baseline_rules.ROOT)
     print(f"plies per CPU second, median of {args.rounds} rounds of {args.seconds}s, interleaved; "
           f"baseline = rules at {args.baseline}")
-    print(f"{'game':<12} {'baseline':>10} {'now':>10} {'ratio':>6}  {'goal ' + str(GOAL_RATIO) + 'x':<9}"
-          f" {'issue ref':>10}")
-    morris_now = openspiel = None
+    print(f"{'game':<12} {'baseline':>10} {'now':>10} {'ratio':>6} {'paired':>6}  "
+          f"{'goal ' + str(GOAL_RATIO) + 'x':<9} {'issue ref':>10}")
+    morris_now = openspiel = spiel_paired = None
     for name in games:
         runs: dict[str, list[float]] = {"base": [], "now": [], "spiel": []}
         for r in range(args.rounds):
@@ -129,20 +136,23 @@ def main() -> None:
             base = statistics.median(runs["base"])
             ratio = now / base
             verdict = "met" if ratio >= GOAL_RATIO else "NOT met"
-            print(f"{name:<12} {base:>10,.0f} {now:>10,.0f} {ratio:>5.2f}x  {verdict:<9} "
+            pair = paired(runs["now"], runs["base"])
+            print(f"{name:<12} {base:>10,.0f} {now:>10,.0f} {ratio:>5.2f}x {pair:>5.2f}x  {verdict:<9} "
                   f"{REFERENCE[name]:>10,}")
         else:
-            print(f"{name:<12} {'-':>10} {now:>10,.0f} {'-':>6}  {'-':<9} {REFERENCE[name]:>10,}")
+            print(f"{name:<12} {'-':>10} {now:>10,.0f} {'-':>6} {'-':>6}  {'-':<9} {REFERENCE[name]:>10,}")
         if name == "morris":
             morris_now = now
             openspiel = statistics.median(runs["spiel"]) if runs["spiel"] else None
+            spiel_paired = paired(runs["now"], runs["spiel"]) if runs["spiel"] else None
     if morris_now is None:
         return
     if openspiel is None:
         print("\nopen_spiel is not installed: pip install -e '.[bench]' to compare Morris with OpenSpiel")
         return
     ratio = morris_now / openspiel
-    print(f"\nmorris {morris_now:,.0f} / OpenSpiel nine_mens_morris (C++) {openspiel:,.0f} = {ratio:.2f}x "
+    print(f"\nmorris {morris_now:,.0f} / OpenSpiel nine_mens_morris (C++) {openspiel:,.0f} = {ratio:.2f}x, "
+          f"paired {spiel_paired:.2f}x "
           f"(goal {GOAL_OPENSPIEL}x: {'met' if ratio >= GOAL_OPENSPIEL else 'NOT met'}; "
           f"the issue's figures: {REFERENCE['morris'] / REFERENCE_OPENSPIEL:.2f}x)")
 

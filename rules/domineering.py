@@ -14,7 +14,7 @@ decoding of bitboards into move lists) are built once per board size.
     >>> game = rules.load("domineering")
     >>> state = game.start().play("[4 C]")
     >>> state.legal_moves()[:3]
-    ['1A', '2A', '3A']
+    ['1A', '1B', '1C']
 """
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ _MOVE_RE = re.compile(
     re.ASCII,
 )
 _FORMS = "a row number then a column letter, e.g. '4C', '4 C', '4,C' or '[4 C]'"
+_new = object.__new__
+_COVERS, _OTHER, _VERTICAL, _CHUNKS, _SEAT = range(5)
+"""The fields of a seat's list in Domineering._turns."""
 
 
 class _Board:
@@ -155,19 +158,32 @@ class Domineering(Game):
         self._board_text = board_text(self._params["rows"], self._params["cols"], "X", "O", EMPTY)
         # _vertical[seat]: does that seat place vertical dominoes?
         self._vertical = (first == VERTICAL, first != VERTICAL)
-        # What play needs, per seat to move (states hold their seat's): [places vertical dominoes,
-        # cell name -> (bit, the domino's two cells), the shift and start mask of the other seat's
-        # dominoes, the other seat's list]; and the board's decode (starts -> move names).
+        # What the hot paths need, per seat to move (states hold their seat's list, `_turn`): [cell
+        # name -> (bit, the domino's two cells, the starts of this seat and of the other that
+        # remain), the other seat's list, places vertical dominoes, the first eight decode tables,
+        # the seat]. A start s of dominoes of shift k (cols for vertical ones, else 1) is lost when
+        # a domino covers s or s + k.
         board = self._board
         turns = []
-        for v in self._vertical:
-            second = board.cols if v else 1
-            covers = {name: (bit, bit | bit << second) for name, bit in board.bit.items()}
-            turns.append([v, covers, 1 if v else board.cols, board.hstart if v else board.vstart])
-        turns[0].append(turns[1])
-        turns[1].append(turns[0])
+        for seat, v in enumerate(self._vertical):
+            second, other = (board.cols, 1) if v else (1, board.cols)
+            covers = {}
+            for name, bit in board.bit.items():
+                both = bit | bit << second
+                covers[name] = (bit, both, board.full ^ (both | both >> second),
+                                board.full ^ (both | both >> other))
+            turns.append([covers, None, v, board.chunks[:8], seat])
+        turns[0][_OTHER] = turns[1]
+        turns[1][_OTHER] = turns[0]
         self._turns = turns
         self._decode = board.decode
+
+    def __getstate__(self) -> dict[str, Any]:  # pickled (a game sent to a worker) as its parameters
+        return {"_params": self._params}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._params = state["_params"]
+        self._check_params()
 
     # --- seats and symbols ---
     def orientation(self, seat: int) -> str:
@@ -284,36 +300,40 @@ def _quote(text: str, canon: str) -> str:
 class DomineeringState(State):
     """A Domineering position: X's cells, O's cells, the seat to move, the ply count."""
 
-    __slots__ = ("_x", "_free", "_seat", "_starts", "_turn")
+    __slots__ = ("_x", "_o", "_starts", "_later", "_turn")
 
     _x: Bitboard
-    _free: Bitboard  # the cells no domino covers (O's cells are the others)
-    _seat: int
+    _o: Bitboard
     _starts: Bitboard  # legal starting cells of the side to move
-    _turn: list  # game._turns[seat]
+    _later: Bitboard  # those of the other side (play updates both, fewer operations on long ints)
+    _turn: list  # game._turns[seat], which also holds the seat
 
     @classmethod
     def _make(cls, game: Domineering, x: Bitboard, o: Bitboard, seat: int, ply: int) -> DomineeringState:
-        self = object.__new__(cls)
+        self = _new(cls)
         self.game = game
         self._x = x
-        self._free = game._board.full ^ (x | o)
-        self._seat = seat
+        self._o = o
         self._ply = ply
         self._starts = game._board.starts(x | o, game._vertical[seat])
+        self._later = game._board.starts(x | o, game._vertical[1 - seat])
         self._turn = game._turns[seat]
         return self
 
     # --- the State API ---
     @property
     def seat(self) -> int:
-        return self._seat
+        return self._turn[_SEAT]
+
+    @property
+    def _seat(self) -> int:
+        return self._turn[_SEAT]
 
     @property
     def outcome(self) -> Outcome | None:
         if self._starts:
             return None
-        return _LOSS[self._seat]
+        return _LOSS[self._turn[_SEAT]]
 
     def is_over(self) -> bool:
         return not self._starts
@@ -326,24 +346,37 @@ class DomineeringState(State):
     @property
     def o(self) -> Bitboard:
         """The cells covered by horizontal dominoes (bit r * cols + c)."""
-        return self.game._board.full ^ self._free ^ self._x
+        return self._o
 
     def legal_moves(self) -> list[str]:
-        return self.game._decode(self._starts)
+        # The decode of boards of up to 64 cells, inline (the hot path of playouts); larger boards
+        # have bits past the eighth byte and take the board's general decode.
+        c0, c1, c2, c3, c4, c5, c6, c7 = self._turn[_CHUNKS]
+        try:
+            v0, v1, v2, v3, v4, v5, v6, v7 = self._starts.to_bytes(8, "little")
+        except OverflowError:
+            return self.game._decode(self._starts)
+        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3], *c4[v4], *c5[v5], *c6[v6], *c7[v7]]
 
     def play(self, move: str) -> DomineeringState:
-        if move.__class__ is str:
-            vertical, covers, shift, mask, other = self._turn
-            cells = covers.get(move)
-            if cells is not None and self._starts & cells[0]:
-                free = self._free ^ cells[1]
-                child = object.__new__(DomineeringState)
+        if type(move) is str:
+            covers, other, vertical, _, _ = self._turn
+            try:
+                bit, both, keep_own, keep_other = covers[move]
+            except KeyError:
+                bit = 0
+            if self._starts & bit:
+                child = _new(DomineeringState)
                 child.game = self.game
-                child._x = self._x | cells[1] if vertical else self._x
-                child._free = free
-                child._seat = 1 - self._seat
+                if vertical:
+                    child._x = self._x | both
+                    child._o = self._o
+                else:
+                    child._x = self._x
+                    child._o = self._o | both
                 child._ply = self._ply + 1
-                child._starts = free & (free >> shift) & mask
+                child._starts = self._later & keep_other
+                child._later = self._starts & keep_own
                 child._turn = other
                 return child
         canon, row, col = _parse(move)
@@ -353,17 +386,20 @@ class DomineeringState(State):
                 return self.play(canon)
         raise self._illegal(move, canon, row, col)
 
+    def __reduce__(self) -> tuple:  # pickled as its fields, without the game's tables its _turn holds
+        return DomineeringState._make, (self.game, self._x, self.o, self._turn[_SEAT], self._ply)
+
     def __eq__(self, other: object) -> bool:  # the search's table compares states: games first by identity
         return (
             other.__class__ is DomineeringState
             and other._x == self._x  # type: ignore[attr-defined]
-            and other._free == self._free  # type: ignore[attr-defined]
-            and other._seat == self._seat  # type: ignore[attr-defined]
+            and other._o == self._o  # type: ignore[attr-defined]
+            and other._turn[_SEAT] == self._turn[_SEAT]  # type: ignore[attr-defined]
             and (other.game is self.game or other.game == self.game)  # type: ignore[attr-defined]
         )
 
     def __hash__(self) -> int:
-        return hash((self._x, self._free, self._seat))
+        return hash((self._x, self._o, self._turn[_SEAT]))
 
     def _illegal(self, text: str, canon: str, row: int, col: int) -> IllegalMoveError:
         if not self._starts:

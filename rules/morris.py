@@ -2,7 +2,8 @@
 
 Points are numbered 0..23 in the order of POINTS (row by row from the bottom, left to right), and a
 side's stones are a 24-bit int (bit i = POINTS[i]). "Which points close a mill" and "which stones
-stand in one" are two table lookups (one per 12-bit half of a side's stones, MILLS_LO/HI) ANDed.
+stand in one" are two table lookups per direction (one per 12-bit half of a side's stones, e.g.
+H_MILLS_LO/HI for the horizontal mills) ANDed: all on ints below 2**30, which Python computes fastest.
 
 Moves: `d6` (placement), `d6-d5` (movement, or a flight when flying), with the removal appended:
 `a1xg7`, `d6-d5xg7`. A move that closes a mill must name its removal (one legal move per removable
@@ -12,9 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import reduce
-from operator import itemgetter, or_
-from random import Random
+from operator import itemgetter
 from typing import Any
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State
@@ -56,55 +55,51 @@ for _lines, _mill_of, _neigh in ((ROW_MILLS, ROW_MILL_OF, H_NEIGH), (COL_MILLS, 
         _neigh[_c] |= BIT[_b]
 NEIGH: tuple[Bitboard, ...] = tuple(h | v for h, v in zip(H_NEIGH, V_NEIGH, strict=True))
 
-# Mill tables, a byte of stones at a time: bit x of MILLS_FROM<k>[v] is set when the other two
-# points of x's horizontal mill that lie in byte k are all in v (bits 0-7 of v being points
-# 8k..8k+7), bit 24+x the same for its vertical mill. ANDed over the three bytes of a side's stones
-# they give the points whose two mill-mates (per direction) all hold that side's stones: the empty
-# ones close a mill when taken, the occupied ones stand in a complete mill.
 _LO_MID = 0o33333333  # the first two points of every row
 _MID_HI = 0o66666666  # the last two
-_H_MATES = tuple(ROW_MILL_OF[x] & ~BIT[x] for x in range(24))
-_V_MATES = tuple(COL_MILL_OF[x] & ~BIT[x] for x in range(24))
-
-
-def _mill_table(k: int) -> tuple[int, ...]:
-    table = []
-    for v in range(256):
-        have = v << 8 * k | (FULL ^ 255 << 8 * k)  # the other bytes do not constrain
-        table.append(sum(BIT[x] for x in range(24) if _H_MATES[x] & ~have == 0)
-                     | sum(BIT[x] << 24 for x in range(24) if _V_MATES[x] & ~have == 0))
-    return tuple(table)
-
-
-MILLS_FROM0, MILLS_FROM1, MILLS_FROM2 = (_mill_table(k) for k in range(3))
-# The same for the low / high 12 bits of a side's stones (two lookups per board on the hot paths):
-# a bit outside the half is taken as set, so it does not constrain.
-MILLS_LO: tuple[int, ...] = tuple(MILLS_FROM0[v & 255] & MILLS_FROM1[v >> 8 | 0xF0] for v in range(4096))
-MILLS_HI: tuple[int, ...] = tuple(MILLS_FROM1[(v & 15) << 4 | 15] & MILLS_FROM2[v >> 4] for v in range(4096))
-
-
-def _byte_tables(fn) -> tuple[tuple, tuple, tuple]:
-    return tuple(tuple(fn(k, v) for v in range(256)) for k in range(3))  # type: ignore[return-value]
 
 
 def _bits_of(mask: int) -> tuple[int, ...]:
     return tuple(i for i in range(24) if mask >> i & 1)
 
 
-# IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v (two lookups per board);
-# PLACE_LO, PLACE_HI: their names.
-def _half_indices() -> tuple[tuple[int, ...], ...]:
-    """The point lists of all 12-bit masks, each built from a smaller one (import time)."""
-    table: list[tuple[int, ...]] = [()]
+# The 12-bit tables: T_LO[v] and T_HI[v] describe the points of the low / high 12 bits of a board
+# (two lookups per board on the hot paths). Entry v is built from entry v & (v - 1), v without its
+# lowest point, and that point: a few ms at import for all of them.
+def _half_tuples(items: Any, offset: int) -> tuple[tuple[Any, ...], ...]:
+    """T[v] = the items of the points offset + i, for the set bits i of v, in point order."""
+    table: list[tuple[Any, ...]] = [()]
     for v in range(1, 4096):
-        low = (v & -v).bit_length() - 1
-        table.append((low,) + table[v & (v - 1)])
+        rest = v & (v - 1)
+        table.append((items[offset + (v ^ rest).bit_length() - 1],) + table[rest])
     return tuple(table)
 
 
-IDX_LO = _half_indices()
-IDX_HI = tuple(tuple(i + 12 for i in t) for t in IDX_LO)
-PLACE_LO, PLACE_HI = (tuple(tuple(POINTS[i] for i in t) for t in idx) for idx in (IDX_LO, IDX_HI))
+def _half_unions(masks: Any, offset: int) -> tuple[int, ...]:
+    """T[v] = the union of the masks of the points offset + i, for the set bits i of v."""
+    table = [0]
+    for v in range(1, 4096):
+        rest = v & (v - 1)
+        table.append(masks[offset + (v ^ rest).bit_length() - 1] | table[rest])
+    return tuple(table)
+
+
+# Mill tables: bit x of H_MILLS_LO[v] is set when the other two points of x's horizontal mill that
+# lie in the low half are all in v (H_MILLS_HI for the high half; points of the other half do not
+# constrain), V_MILLS_LO/HI the same for the vertical mills. ANDed for a side's stones they give the
+# points whose two mill-mates all hold that side's stones: the empty ones close a mill when taken,
+# the occupied ones stand in a complete mill. H_NEEDED[i]: the points x whose horizontal mill needs i.
+H_NEEDED = tuple(sum(BIT[x] for x in range(24) if ROW_MILL_OF[x] & ~BIT[x] & BIT[i]) for i in range(24))
+V_NEEDED = tuple(sum(BIT[x] for x in range(24) if COL_MILL_OF[x] & ~BIT[x] & BIT[i]) for i in range(24))
+H_MILLS_LO, H_MILLS_HI, V_MILLS_LO, V_MILLS_HI = (
+    tuple(FULL ^ missing for missing in reversed(_half_unions(needed, off)))
+    for needed in (H_NEEDED, V_NEEDED) for off in (0, 12))
+
+ONES: tuple[int, ...] = tuple(v.bit_count() for v in range(4096))
+"""ONES[v]: the stones of a 12-bit half (a lookup costs less than int.bit_count's method call)."""
+# IDX_LO[v], IDX_HI[v]: the points of the low / high 12 bits of v; PLACE_LO, PLACE_HI: their names.
+IDX_LO, IDX_HI = (_half_tuples(range(24), off) for off in (0, 12))
+PLACE_LO, PLACE_HI = (_half_tuples(POINTS, off) for off in (0, 12))
 
 
 def _indices(mask: Bitboard) -> tuple[int, ...]:
@@ -113,15 +108,15 @@ def _indices(mask: Bitboard) -> tuple[int, ...]:
 
 def _in_mills(stones: Bitboard) -> Bitboard:
     """The stones of `stones` that stand in a complete mill."""
-    x = MILLS_LO[stones & 4095] & MILLS_HI[stones >> 12]
-    return stones & (x | x >> 24)
+    lo, hi = stones & 4095, stones >> 12
+    return stones & (H_MILLS_LO[lo] & H_MILLS_HI[hi] | V_MILLS_LO[lo] & V_MILLS_HI[hi])
 
 
 def _picker(opp: Bitboard) -> Callable[[tuple[str, ...]], tuple[str, ...]]:
     """pick(table): the entries of `table` (24 moves by removed point) for the stones of `opp` that
     may be removed, in point order."""
-    x = MILLS_LO[opp & 4095] & MILLS_HI[opp >> 12]
-    rem = (opp & ~(x | x >> 24)) or opp
+    lo, hi = opp & 4095, opp >> 12
+    rem = (opp & ~(H_MILLS_LO[lo] & H_MILLS_HI[hi] | V_MILLS_LO[lo] & V_MILLS_HI[hi])) or opp
     if rem & (rem - 1):
         return itemgetter(*(IDX_LO[rem & 4095] + IDX_HI[rem >> 12]))
     return _PICK_ONE[rem.bit_length() - 1]
@@ -136,7 +131,7 @@ _PICK_ONE = tuple(itemgetter(slice(r, r + 1)) for r in range(24))
 """_PICK_ONE[r](table) == (table[r],): `_picker` for a single removable stone."""
 
 
-# Move strings and what they do, built once: MOVE_INFO[text] = (own_delta, opp_delta, placement).
+# Move strings, built once; what they do is MOVE_INFO's (below).
 PLACE_REM = tuple(tuple(f"{POINTS[q]}x{POINTS[r]}" for r in range(24)) for q in range(24))
 STEP = tuple(tuple(f"{POINTS[p]}-{POINTS[q]}" for q in range(24)) for p in range(24))
 STEP_REM = tuple(tuple(tuple(f"{STEP[p][q]}x{POINTS[r]}" for r in range(24)) for q in range(24))
@@ -149,85 +144,91 @@ STEPS: tuple[dict[Bitboard, tuple[str, ...]], ...] = tuple(
     for p in range(24)
 )
 
-# V_REACH<k>[v]: the points next, along a column, to the points of byte k of v.
-V_REACH0, V_REACH1, V_REACH2 = _byte_tables(
-    lambda k, v: reduce(or_, (V_NEIGH[p] for p in _bits_of(v << 8 * k)), 0))
-# The same for the low / high 12 bits of v.
-V_REACH_LO: tuple[int, ...] = tuple(V_REACH0[v & 255] | V_REACH1[v >> 8] for v in range(4096))
-V_REACH_HI: tuple[int, ...] = tuple(V_REACH1[(v & 15) << 4] | V_REACH2[v >> 4] for v in range(4096))
+# V_REACH_LO[v], V_REACH_HI[v]: the points next, along a column, to the points of the low / high
+# 12 bits of v.
+V_REACH_LO, V_REACH_HI = (_half_unions(V_NEIGH, off) for off in (0, 12))
 
 # STEPPERS_LO[v], STEPPERS_HI[v]: (NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits
-# of v, in order (two lookups per board: the movement phase is most of a game).
-_STEPPER = tuple((NEIGH[p], STEPS[p]) for p in range(24))
-STEPPERS_LO, STEPPERS_HI = (
-    tuple(tuple(_STEPPER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
+# of v, in order (the movement phase is most of a game); MOVERS_LO, MOVERS_HI: (BIT[p], p, NEIGH[p],
+# STEPS[p]).
+STEPPERS_LO, STEPPERS_HI = (_half_tuples([(NEIGH[p], STEPS[p]) for p in range(24)], off) for off in (0, 12))
+MOVERS_LO, MOVERS_HI = (_half_tuples([(BIT[p], p, NEIGH[p], STEPS[p]) for p in range(24)], off)
+                        for off in (0, 12))
 
-# MOVERS_LO[v], MOVERS_HI[v]: (p, NEIGH[p], STEPS[p]) for the points p of the low / high 12 bits of v.
-_MOVER = tuple((p, NEIGH[p], STEPS[p]) for p in range(24))
-MOVERS_LO, MOVERS_HI = (
-    tuple(tuple(_MOVER[p] for p in t) for t in idx) for idx in (IDX_LO, IDX_HI))
 
-# FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself excluded).
-FLY0, FLY1, FLY2 = (
-    tuple(tuple(tuple(STEP[p][q] for q in _bits_of(v << 8 * k) if q != p) for v in range(256))
-          for p in range(24))
-    for k in range(3)
-)
 
-MOVE_INFO: dict[str, tuple[int, int, bool, int, int, int]] = {}
+def _flights(k: int) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """FLY<k>[p][v]: the flights from p to the points of byte k of the empty mask v (p itself
+    excluded), each entry built from entry v & (v - 1) as the 12-bit tables are."""
+    out = []
+    for p in range(24):
+        steps, table = STEP[p], [()]
+        for v in range(1, 256):
+            rest = v & (v - 1)
+            q = 8 * k + (v ^ rest).bit_length() - 1
+            table.append(table[rest] if q == p else (steps[q],) + table[rest])
+        out.append(tuple(table))
+    return tuple(out)
+
+
+FLY0, FLY1, FLY2 = (_flights(k) for k in range(3))
+
+
+def _move_info() -> dict[str, tuple[int, int, bool, int, int, int]]:
+    info = {}
+    for q in range(24):
+        bq = BIT[q]
+        info[POINTS[q]] = (bq, 0, True, -1, q, -1)
+        for r, text in enumerate(PLACE_REM[q]):
+            if r != q:
+                info[text] = (bq, BIT[r], True, -1, q, r)
+        for p in range(24):
+            if p == q:
+                continue
+            delta = BIT[p] | bq
+            info[STEP[p][q]] = (delta, 0, False, p, q, -1)
+            for r, text in enumerate(STEP_REM[p][q]):
+                if r != p and r != q:
+                    info[text] = (delta, BIT[r], False, p, q, r)
+    return info
+
+
+MOVE_INFO: dict[str, tuple[int, int, bool, int, int, int]] = _move_info()
 """text -> (own_delta, opp_delta, is_placement, from, to, removed) with -1 for no from / removal."""
-for _q in range(24):
-    MOVE_INFO[POINTS[_q]] = (BIT[_q], 0, True, -1, _q, -1)
-    for _r in range(24):
-        if _r != _q:
-            MOVE_INFO[PLACE_REM[_q][_r]] = (BIT[_q], BIT[_r], True, -1, _q, _r)
-    for _p in range(24):
-        if _p == _q:
-            continue
-        MOVE_INFO[STEP[_p][_q]] = (BIT[_p] | BIT[_q], 0, False, _p, _q, -1)
-        for _r in range(24):
-            if _r != _p and _r != _q:
-                MOVE_INFO[STEP_REM[_p][_q][_r]] = (BIT[_p] | BIT[_q], BIT[_r], False, _p, _q, _r)
 
 _MOVE_RE = re.compile(r"([a-z]+\d+)(?:-([a-z]+\d+))?(?:x([a-z]+\d+))?")
 _new = object.__new__
 _SEAT1 = 1 << 48  # seat 1 in a history key
+PLACING_PLIES = 2 * STONES
+"""Plies of the placement phase: the side to move at ply p < 18 holds STONES - p // 2 in hand."""
 
-# A 6-bit Zobrist hash of a position (stone per point and colour, side to move), kept up to date by
-# play with one xor: bit z of a state's `_bloom` is set for every hash z of its history.
-_zrng = Random(26)
-ZOBRIST: tuple[tuple[int, int], ...] = tuple((_zrng.randrange(64), _zrng.randrange(64)) for _ in range(24))
-ZOBRIST_SEAT = _zrng.randrange(1, 64)
-BLOOM_BITS: tuple[int, ...] = tuple(1 << z for z in range(64))
+# A state's `_bloom` has bit (key % BLOOM_MOD) set for every history key (w | b << 24 | seat << 48)
+# of its history: play counts repetitions only when the bit of the new key was already set.
+BLOOM_MOD = 269  # a prime of which 2 is a primitive root: the bits of a key spread over all residues
+BLOOM_BITS: tuple[int, ...] = tuple(1 << z for z in range(BLOOM_MOD))
 
-
-def _zobrist(key: int) -> int:
-    """The hash of a history key w | b << 24 | seat << 48 (a loop over its stones only: start() pays it)."""
-    z = ZOBRIST_SEAT if key >> 48 else 0
-    for c in (0, 1):
-        for i in _indices(key >> 24 * c & FULL):
-            z ^= ZOBRIST[i][c]
-    return z
-
-
-# PLAY_INFO[seat][text] = (own_delta, opp_delta, is_placement, key_delta, hash_delta) when `seat`
-# moves: the history key and the hash of the next position are those of this one xor the deltas.
-PLAY_INFO: tuple[dict[str, tuple[int, int, bool, int, int]], ...] = ({}, {})
-for _text, (_od, _xd, _pl, _p, _q, _r) in MOVE_INFO.items():
-    for _c in (0, 1):
-        _zd = ZOBRIST_SEAT ^ ZOBRIST[_q][_c] ^ (ZOBRIST[_p][_c] if _p >= 0 else 0)
-        _zd ^= ZOBRIST[_r][1 - _c] if _r >= 0 else 0
-        PLAY_INFO[_c][_text] = (_od, _xd, _pl, _od << 24 * _c | _xd << 24 * (1 - _c) | _SEAT1, _zd)
+# PLAY_INFO[seat][text] = (own_delta, opp_delta, key_delta, resets) when `seat` moves: the stones
+# and the history key of the next position are those of this one xor the deltas; `resets` (a
+# placement or a removal) starts a new history.
+PLAY_INFO: tuple[dict[str, tuple[int, int, int, bool]], ...] = tuple(
+    {text: (od, xd, od << 24 * c | xd << 24 * (1 - c) | _SEAT1, pl or xd != 0)
+     for text, (od, xd, pl, _, _, _) in MOVE_INFO.items()}
+    for c in (0, 1)
+)
 
 
-class _Rules:
-    """A game's parameters as plain slots: states read them on the hot path, where Game.__getattr__
-    would make every attribute read of the game slow (unspecialised)."""
+class _Side:
+    """What the hot paths need while `seat` is to move, one per seat and game (a state's `_side`):
+    its PLAY_INFO, the other seat's _Side, and the game's parameters as plain slots, where
+    Game.__getattr__ would make every attribute read of the game slow (unspecialised)."""
 
-    __slots__ = ("rep", "flying", "rep_at", "quiet_at", "cap_at")
+    __slots__ = ("seat", "info", "other", "rep", "flying", "rep_at", "quiet_at", "cap_at")
 
-    def __init__(self, rep: bool, flying: bool, rep_at: int, quiet_at: int, cap_at: int) -> None:
-        self.rep, self.flying, self.rep_at, self.quiet_at, self.cap_at = rep, flying, rep_at, quiet_at, cap_at
+    def __init__(self, seat: int, rep: int, flying: bool, quiet: int, cap: int) -> None:
+        never = 1 << 62  # the thresholds of the draws, "never" for a rule turned off
+        self.seat, self.info, self.other = seat, PLAY_INFO[seat], self
+        self.rep, self.flying = bool(rep), flying
+        self.rep_at, self.quiet_at, self.cap_at = rep or never, quiet or never, cap or never
 
 
 class Morris(Game):
@@ -244,16 +245,20 @@ class Morris(Game):
         for key in ("quiet_plies", "max_turns"):
             if p[key] < 0:
                 raise ValueError(f"morris: {key} must be 0 (off) or positive, got {p[key]!r}")
-        # Plain attributes for the hot path (Game.__getattr__ is slow).
+        # Plain attributes (Game.__getattr__ is slow), and the two seats' _Side for the hot paths.
         self._flying = p["flying"]
         self._rep = rep
         self._quiet = p["quiet_plies"]
         self._cap = p["max_turns"]
-        never = 1 << 62  # the thresholds of the draws, "never" for a rule turned off
-        self._rep_at = rep or never
-        self._quiet_at = self._quiet or never
-        self._cap_at = self._cap or never
-        self._cfg = _Rules(bool(rep), self._flying, self._rep_at, self._quiet_at, self._cap_at)
+        self._sides = tuple(_Side(seat, rep, self._flying, self._quiet, self._cap) for seat in (0, 1))
+        self._sides[0].other, self._sides[1].other = self._sides[1], self._sides[0]
+
+    def __getstate__(self) -> dict[str, Any]:  # pickled (a game sent to a worker) as its parameters
+        return {"_params": self._params}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._params = state["_params"]
+        self._check_params()
 
     def start(self) -> MorrisState:
         return MorrisState(self, 0, 0, 0, STONES, STONES, 0, 0, (0,) if self._rep else ())
@@ -351,69 +356,82 @@ class Morris(Game):
 
 
 class MorrisState(State):
-    """A position: both sides' stones (bitboards), stones in hand, counters and repetition history."""
+    """A position: both sides' stones (bitboards), counters and repetition history. The seat to move
+    and the stones in hand follow from the ply (seat ply % 2; STONES - ply // 2 for the side to move
+    during the placement phase): states do not hold them."""
 
-    # The side to move's stones and stones in hand come first (own), the other side's second (opp):
-    # the hot paths need no case on the seat. _w, _b, _hw, _hb give them by colour.
-    __slots__ = ("_own", "_opp", "_seat", "_hown", "_hopp", "_quiet", "_hist", "_moves", "_outcome",
-                 "_cfg", "_bloom", "_reps", "_z")
+    # The side to move's stones come first (own), the other side's second (opp): the hot paths need
+    # no case on the seat. _w, _b give them by colour.
+    __slots__ = ("_own", "_opp", "_side", "_quiet", "_hist", "_bloom", "_due", "_moves", "_outcome")
 
     def __init__(self, game: Morris, w: Bitboard, b: Bitboard, seat: int, hw: int, hb: int,
                  ply: int, quiet: int, hist: tuple[int, ...]) -> None:
+        """`seat`, `hw` and `hb` are those of `ply` (state_from_wire checks them): not kept."""
         self.game = game
-        if seat:
-            self._own, self._opp, self._hown, self._hopp = b, w, hb, hw
-        else:
-            self._own, self._opp, self._hown, self._hopp = w, b, hw, hb
-        self._seat = seat
+        self._own, self._opp = (b, w) if seat else (w, b)
+        self._side: _Side = game._sides[seat]  # type: ignore[attr-defined]
         self._ply = ply
         self._quiet = quiet
         self._hist = hist  # positions (w | b<<24 | seat<<48) since the last placement or removal
-        self._cfg: _Rules = game._cfg  # type: ignore[attr-defined]
-        # The position's hash, a Bloom filter of the history's hashes and how often the current
-        # position occurs in the history (0 with repetition off): play counts only when the filter hits.
-        self._z = _zobrist(w | b << 24 | seat << 48)
+        # A Bloom filter of the history (play counts repetitions only when it hits), and the ply
+        # from which the position is a draw: 0 when repeated, else that of the quiet plies or of
+        # the move limit (the same for the plies after it until a removal).
         self._bloom = 0
         for h in hist:
-            self._bloom |= BLOOM_BITS[_zobrist(h)]
-        self._reps = hist.count(hist[-1]) if hist else 0
-        self._moves: list[str] | None = None  # filled with the outcome by _analyse, on first use
-        self._outcome: Outcome | None = None
+            self._bloom |= BLOOM_BITS[h % BLOOM_MOD]
+        side = self._side
+        repeated = hist and hist.count(hist[-1]) >= side.rep_at
+        self._due = 0 if repeated else min(ply - quiet + side.quiet_at, side.cap_at)
+        # Filled by _analyse on first use, _outcome only for a finished game (no moves).
+        self._moves: list[str] | None = None
+
+    @property
+    def _seat(self) -> int:
+        return self._ply & 1
+
+    @property
+    def _hown(self) -> int:
+        """The side to move's stones in hand."""
+        return STONES - (self._ply >> 1) if self._ply < PLACING_PLIES else 0
+
+    @property
+    def _hopp(self) -> int:
+        """The other side's stones in hand."""
+        return STONES - ((self._ply + 1) >> 1) if self._ply < PLACING_PLIES else 0
 
     @property
     def _w(self) -> Bitboard:
-        return self._opp if self._seat else self._own
+        return self._opp if self._ply & 1 else self._own
 
     @property
     def _b(self) -> Bitboard:
-        return self._own if self._seat else self._opp
+        return self._own if self._ply & 1 else self._opp
 
     @property
     def _hw(self) -> int:
-        return self._hopp if self._seat else self._hown
+        return self._hopp if self._ply & 1 else self._hown
 
     @property
     def _hb(self) -> int:
-        return self._hown if self._seat else self._hopp
+        return self._hown if self._ply & 1 else self._hopp
 
     # --- API ---
     @property
     def seat(self) -> int:
-        return self._seat
+        return self._ply & 1
 
     @property
     def outcome(self) -> Outcome | None:
         if self._moves is None:
             self._analyse()
-        return self._outcome
-
+        return None if self._moves else self._outcome
 
     def legal_moves(self) -> list[str]:
-        moves = self._moves
-        if moves is None:
+        try:
+            return self._moves.copy()  # type: ignore[union-attr]
+        except AttributeError:  # None: not analysed yet
             self._analyse()
-            moves = self._moves
-        return moves[:]  # type: ignore[index]
+            return self._moves.copy()  # type: ignore[union-attr]
 
     def stones(self, seat: int) -> list[str]:
         """The points holding `seat`'s stones."""
@@ -422,17 +440,19 @@ class MorrisState(State):
     @property
     def bitboards(self) -> tuple[Bitboard, Bitboard]:
         """(White's, Black's) stones as 24-bit boards, bit i being POINTS[i]."""
-        return (self._opp, self._own) if self._seat else (self._own, self._opp)
+        return (self._opp, self._own) if self._ply & 1 else (self._own, self._opp)
 
     def in_hand(self, seat: int) -> int:
-        return self._hown if seat == self._seat else self._hopp
+        return self._hown if seat == self._ply & 1 else self._hopp
 
     def play(self, move: str) -> MorrisState:
-        moves = self._moves
-        if moves is None:
+        try:
+            illegal = move not in self._moves  # type: ignore[operator]
+        except TypeError:  # None: not analysed yet
             self._analyse()
+            illegal = move not in self._moves  # type: ignore[operator]
+        if illegal:
             moves = self._moves
-        if move not in moves:  # type: ignore[operator]
             info = MOVE_INFO.get(move)
             if info is None:
                 move = self.game.parse_move(move)
@@ -440,36 +460,40 @@ class MorrisState(State):
                     raise self._illegal(move)
             else:
                 raise self._illegal(move)
-        own_delta, opp_delta, placing, key_delta, z_delta = PLAY_INFO[self._seat][move]
+        side = self._side
+        own_delta, opp_delta, key_delta, resets = side.info[move]
         # The new state is filled in directly (no __init__ call): play is the hot path of searches.
         new = _new(MorrisState)
         new.game = self.game
-        new._cfg = cfg = self._cfg
+        new._side = side.other
         new._ply = self._ply + 1
-        new._seat = self._seat ^ 1
         new._own = self._opp ^ opp_delta  # the opponent moves next
         new._opp = self._own ^ own_delta
-        new._hown = self._hopp
-        new._hopp = self._hown - placing
-        if not cfg.rep:
-            new._hist = ()
-            new._reps = 0
+        if opp_delta:
+            new._quiet = 0
+            due = self._ply + 1 + side.quiet_at
+            if due > side.cap_at:
+                due = side.cap_at
         else:
+            new._quiet = self._quiet + 1
+            due = self._due
+        if side.rep:
             key = self._hist[-1] ^ key_delta  # w | b << 24 | seat << 48
-            new._z = z = self._z ^ z_delta
-            bit = BLOOM_BITS[z]
-            if placing or opp_delta:
+            bit = BLOOM_BITS[key % BLOOM_MOD]
+            if resets:
                 new._hist = (key,)
                 new._bloom = bit
-                new._reps = 1
             else:
                 new._hist = hist = self._hist + (key,)
                 bloom = self._bloom
                 new._bloom = bloom | bit
-                new._reps = hist.count(key) if bloom & bit else 1
-        new._quiet = 0 if opp_delta else self._quiet + 1
+                if bloom & bit and hist.count(key) >= side.rep_at:
+                    due = 0
+        else:
+            new._hist = ()
+            new._bloom = 0
+        new._due = due
         new._moves = None
-        new._outcome = None
         return new
 
     # --- the one place that decides moves and outcome ---
@@ -477,21 +501,19 @@ class MorrisState(State):
         """Whether the game is over; the first call decides the legal moves and the outcome (it is
         also `_analyse`, so that the first question of a playout costs one call)."""
         if self._moves is not None:
-            return self._outcome is not None
-        cfg = self._cfg
-        seat = self._seat
-        own, opp, hand = self._own, self._opp, self._hown
-        count = own.bit_count()
-        if count + hand <= 2:
+            return not self._moves
+        own, opp, ply = self._own, self._opp, self._ply
+        lo, hi = own & 4095, own >> 12
+        count = ONES[lo] + ONES[hi]
+        if count <= 2 and (ply >= PLACING_PLIES or count + STONES - (ply >> 1) <= 2):
             self._moves = []
-            self._outcome = Outcome(1 - seat, "two stones")
+            self._outcome = Outcome(1 - (ply & 1), "two stones")
             return True
         empty = FULL ^ own ^ opp
         # The empty points that would complete a horizontal (hc) or vertical (vc) mill of own stones.
-        x = MILLS_LO[own & 4095] & MILLS_HI[own >> 12]
-        hc = x & empty
-        vc = x >> 24 & empty
-        if hand:
+        hc = H_MILLS_LO[lo] & H_MILLS_HI[hi] & empty
+        vc = V_MILLS_LO[lo] & V_MILLS_HI[hi] & empty
+        if ply < PLACING_PLIES:
             closing = hc | vc
             plain = empty ^ closing
             if closing and opp:
@@ -502,11 +524,11 @@ class MorrisState(State):
             else:  # closing points (only when the opponent has no stone on the board) come last
                 moves = [*PLACE_LO[plain & 4095], *PLACE_HI[plain >> 12],
                          *PLACE_LO[closing & 4095], *PLACE_HI[closing >> 12]]
-        elif count == 3 and cfg.flying:
+        elif count == 3 and self._side.flying:
             moves = []
             e0, e1, e2 = empty & 255, empty >> 8 & 255, empty >> 16
             pick = _picker(opp) if (hc or vc) and opp else None
-            for p in IDX_LO[own & 4095] + IDX_HI[own >> 12]:
+            for p in IDX_LO[lo] + IDX_HI[hi]:
                 cl = ((hc & ~ROW_MILL_OF[p]) | (vc & ~COL_MILL_OF[p])) if pick else 0
                 if cl:
                     plain = empty & ~cl
@@ -523,12 +545,12 @@ class MorrisState(State):
             closers = own & (V_REACH_LO[hc & 4095] | V_REACH_HI[hc >> 12]
                              | (vc >> 1 & _LO_MID) | (vc << 1 & _MID_HI)) if (hc or vc) and opp else 0
             if not closers:
-                for neigh, steps in STEPPERS_LO[own & 4095] + STEPPERS_HI[own >> 12]:
+                for neigh, steps in STEPPERS_LO[lo] + STEPPERS_HI[hi]:
                     moves += steps[neigh & empty]
             else:
                 pick = _picker(opp)
-                for p, neigh, steps in MOVERS_LO[own & 4095] + MOVERS_HI[own >> 12]:
-                    if closers >> p & 1:
+                for bit, p, neigh, steps in MOVERS_LO[lo] + MOVERS_HI[hi]:
+                    if closers & bit:
                         cl = (V_NEIGH[p] & hc) | (H_NEIGH[p] & vc)
                         moves += steps[neigh & empty ^ cl]
                         table = STEP_REM[p]
@@ -538,16 +560,17 @@ class MorrisState(State):
                         moves += steps[neigh & empty]
         self._moves = moves
         if not moves:
-            self._outcome = Outcome(1 - seat, "no legal move")
+            self._outcome = Outcome(1 - (ply & 1), "no legal move")
             return True
-        if self._reps >= cfg.rep_at:
-            self._outcome = Outcome(None, "repetition")
-        elif self._quiet >= cfg.quiet_at:
-            self._outcome = Outcome(None, "quiet plies")
-        elif self._ply >= cfg.cap_at:
-            self._outcome = Outcome(None, "move limit")
-        else:
+        if ply < self._due:
             return False
+        side, hist = self._side, self._hist
+        if hist and hist.count(hist[-1]) >= side.rep_at:
+            self._outcome = Outcome(None, "repetition")
+        elif self._quiet >= side.quiet_at:
+            self._outcome = Outcome(None, "quiet plies")
+        else:
+            self._outcome = Outcome(None, "move limit")
         self._moves = []
         return True
 
@@ -645,8 +668,12 @@ class MorrisState(State):
             "outcome": None if self.outcome is None else self.outcome.to_wire(),
         }
 
-    def _key(self) -> tuple:
-        return (self._own, self._opp, self._seat, self._hown, self._hopp, self._ply, self._quiet, self._hist)
+    def __reduce__(self) -> tuple:  # pickled as its fields, without the move tables of its _side
+        return MorrisState, (self.game, self._w, self._b, self._ply & 1, self._hw, self._hb, self._ply,
+                             self._quiet, self._hist)
+
+    def _key(self) -> tuple:  # the seat and the stones in hand follow from the ply
+        return (self._own, self._opp, self._ply, self._quiet, self._hist)
 
 
 _BOARD_ART = (

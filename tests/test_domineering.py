@@ -336,3 +336,18 @@ def test_wire_accepts_set_up_positions():
     assert s.to_wire()["board"] == list(reversed(EXAMPLE_TOP_FIRST))
     assert s.ply == 5 and s.seat == 0
     assert rules.load("domineering").state_from_wire(s.to_wire()) == s
+
+
+@pytest.mark.parametrize("params", [{}, {"rows": 9, "cols": 11, "first": "horizontal"}])
+def test_games_and_states_pickle_as_their_parameters_and_fields(params):
+    """A game sent to a worker carries its parameters, not its per-seat tables."""
+    import pickle
+
+    game = rules.load("domineering", **params)
+    state = game.start()
+    for _ in range(6):
+        state = state.play(state.legal_moves()[len(state.legal_moves()) // 2])
+    assert len(pickle.dumps(game)) < 1000 and len(pickle.dumps(state)) < 1000
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy == state and hash(copy) == hash(state) and copy.game == game
+    assert copy.to_wire() == state.to_wire() and copy.legal_moves() == state.legal_moves()

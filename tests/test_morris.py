@@ -383,3 +383,18 @@ def test_finished_game_wire_carries_outcome():
     wire = state.to_wire()
     assert wire["outcome"] == {"winner": 0, "reason": "two stones", "scores": None}
     assert game.state_from_wire(wire) == state
+
+
+@pytest.mark.parametrize("params", [{}, {"flying": True, "repetition": 2, "quiet_plies": 30}])
+def test_games_and_states_pickle_as_their_parameters_and_fields(params):
+    """A game sent to a worker carries its parameters, not the move tables (hundreds of kB)."""
+    import pickle
+
+    game = rules.load("morris", **params)
+    state, rng = game.start(), random.Random(5)
+    for _ in range(40):
+        state = state.play(rng.choice(state.legal_moves()))
+    assert len(pickle.dumps(game)) < 1000 and len(pickle.dumps(state)) < 2000
+    copy = pickle.loads(pickle.dumps(state))
+    assert copy == state and hash(copy) == hash(state) and copy.game == game
+    assert copy.to_wire() == state.to_wire() and copy.legal_moves() == state.legal_moves()
