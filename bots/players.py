@@ -145,7 +145,8 @@ class AlphaBeta(FixedDepthBot):
     default_depth = 3
     algorithm = staticmethod(alphabeta)
     game_depth = {"freedom": 6}
-    game_evaluation = {"domineering": evaluation.domineering_strong, "santorini": evaluation.santorini_medium}
+    game_evaluation = {"domineering": evaluation.domineering_strong, "santorini": evaluation.santorini_medium,
+                       "fanorona": evaluation.fanorona_capture}
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         evaluate = self.evaluation_for(state)
