@@ -313,6 +313,25 @@ def fanorona_strong(state: State, move: str | None = None) -> float:
     return score
 
 
+def fanorona_best_capture(state: State) -> int:
+    """The most stones the side to move can take this turn: 0 without a capture (captures being
+    compulsory, it takes some when it has one). Read from the rules' generated turns (each turn's
+    change holds its captured stones above the board's bits)."""
+    if not state.must_capture:  # type: ignore[attr-defined]
+        return 0
+    size = state.game._geo.size  # type: ignore[attr-defined]
+    return max((change >> size).bit_count() for change in state._turns().values())  # type: ignore[attr-defined]
+
+
+def fanorona_capture(state: State, move: str | None = None) -> float:
+    """Material (x100) plus half a stone for each stone of the biggest capture the side to move has.
+
+    Alphabeta's: its depth-3 leaves leave the opponent to move, and material alone misses the
+    capture that side must make there (the horizon minimax's even depth does not have)."""
+    own, opp = _fanorona_boards(state)
+    return 100 * (own.bit_count() - opp.bit_count()) + 50 * fanorona_best_capture(state)
+
+
 def fanorona_noisy(state: State) -> bool:
     """True when the side to move must capture (captures are compulsory): material is about to change."""
     return state.must_capture  # type: ignore[attr-defined]

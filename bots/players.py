@@ -145,7 +145,8 @@ class AlphaBeta(FixedDepthBot):
     default_depth = 3
     algorithm = staticmethod(alphabeta)
     game_depth = {"freedom": 6}
-    game_evaluation = {"domineering": evaluation.domineering_strong, "santorini": evaluation.santorini_medium}
+    game_evaluation = {"domineering": evaluation.domineering_strong, "santorini": evaluation.santorini_medium,
+                       "fanorona": evaluation.fanorona_capture}
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         evaluate = self.evaluation_for(state)
@@ -180,10 +181,14 @@ class Champion(SearchBot):
     """Iterative-deepening alpha-beta with a transposition table, move ordering and the stronger evaluation.
 
     Answers with the best move of the deepest iteration finished in time; `max_depth` caps the depth.
+    In Fanorona a draw costs it a stone (game_contempt): most of its games with the bots below ended
+    level at the 50-ply limit, and playing on for the lead of three that wins there converts some.
     """
 
     name = "champion"
     strength = "strong"
+    game_contempt = {"fanorona": 100.0}
+    """Per game, what a draw costs the champion in its search (Searcher's `contempt`; 100 is a stone)."""
 
     def __init__(self, max_depth: int | str = 64, **options: Any) -> None:
         super().__init__(**options)
@@ -193,7 +198,8 @@ class Champion(SearchBot):
     def new_game(self, game: rules.Game, seat: int, opponent: str, seed: int) -> None:
         super().new_game(game, seat, opponent, seed)
         self.searcher = Searcher(self.evaluate, noisy=evaluation.NOISY.get(game.name),  # type: ignore[arg-type]
-                                 noisy_order=evaluation.NOISY_ORDER.get(game.name))
+                                 noisy_order=evaluation.NOISY_ORDER.get(game.name),
+                                 contempt=self.game_contempt.get(game.name, 0))
 
     def choose(self, state: rules.State, time_left: float) -> Answer:
         deadline = self.deadline(time_left)

@@ -204,14 +204,19 @@ class Searcher:
     every move, for at most `extension` more plies, so the evaluation sees quiet positions; there
     the moves go in `noisy_order` (largest key first) when given: the biggest captures first cut the
     most. Below the root, moves are tried in this order: the table's, the ply's two killer moves
-    (the last to cause a cut-off at that ply), then by history score.
+    (the last to cause a cut-off at that ply), then by history score. With `contempt`, a drawn end
+    scores that much below zero for the side searched for (the root's side to move), so the search
+    plays on for a win rather than settle for a draw it could avoid.
     """
 
     def __init__(self, evaluate: Evaluate, max_entries: int = 200_000,
                  clock: Callable[[], float] = time.monotonic,
                  noisy: Callable[[State], bool] | None = None, extension: int = 4,
-                 noisy_order: Callable[[str], Any] | None = None) -> None:
+                 noisy_order: Callable[[str], Any] | None = None, contempt: float = 0) -> None:
         self.evaluate = evaluate
+        self.contempt = contempt
+        self._seat: int | None = None
+        """The side searched for (contempt's draws are scored for it); a new one clears the table."""
         self.clock = clock
         self.noisy = noisy
         self.noisy_order = noisy_order
@@ -240,6 +245,9 @@ class Searcher:
         """
         moves = _check_root(state, max_depth, rng)
         started = self.clock()
+        if self.contempt and state.seat != self._seat:  # the table's draw scores were the other side's
+            self._seat = state.seat
+            self.table.clear()
         self.nodes = 0
         self._deadline = deadline
         if len(self.table) > self.max_entries:
@@ -292,7 +300,7 @@ class Searcher:
         if deadline is not None and self.nodes % CLOCK_EVERY == 0 and self.clock() >= deadline:
             raise SearchTimeout
         if s.outcome is not None:
-            return terminal_score(s)
+            return self._terminal(s)
         if depth == 0:
             if self.noisy is not None and self.noisy(s):
                 return self._extend(s, move, alpha, beta, self.extension)
@@ -345,10 +353,16 @@ class Searcher:
         table[s] = (depth, best, bound, best_move)
         return best
 
+    def _terminal(self, s: State) -> float:
+        """`terminal_score(s)`, a draw costing `contempt` to the side searched for."""
+        if self.contempt and s.outcome.winner is None:  # type: ignore[union-attr]
+            return -self.contempt if s.seat == self._seat else self.contempt
+        return terminal_score(s)
+
     def _extend(self, s: State, move: str | None, alpha: float, beta: float, plies: int) -> float:
         """Past the horizon, keep searching every move while the position is noisy, at most `plies` more."""
         if s.outcome is not None:
-            return terminal_score(s)
+            return self._terminal(s)
         if plies == 0 or not self.noisy(s):  # type: ignore[misc]
             return self.evaluate(s, move)
         best, seat = -INF, s.seat

@@ -97,6 +97,32 @@ def test_fanorona_is_noisy_exactly_when_a_capture_is_compulsory() -> None:
     assert noisy and quiet
 
 
+def test_fanorona_best_capture_is_the_most_stones_one_turn_takes() -> None:
+    seen = 0
+    for state in random_positions("fanorona", 40, seed=7):
+        opp = state.black if state.seat == 0 else state.white
+        taken = [opp.bit_count() - (c.black if state.seat == 0 else c.white).bit_count()
+                 for c in map(state.play, state.legal_moves())]
+        assert evaluation.fanorona_best_capture(state) == max(taken)
+        seen += max(taken) > 1
+    assert seen
+
+
+def test_champion_contempt_scores_a_draw_below_even_for_its_own_side() -> None:
+    game = rules.load("fanorona", move_limit=6)
+    state = game.start()
+    for _ in range(5):  # one ply before the limit: every move ends the game, level or a lead of three
+        state = state.play(state.legal_moves()[0])
+    assert not state.is_over()
+    even = Searcher(evaluation.simple("fanorona")).search(state, deadline=None, max_depth=1)
+    wary = Searcher(evaluation.simple("fanorona"), contempt=100).search(state, deadline=None, max_depth=1)
+    draws = [m for m in state.legal_moves() if state.play(m).outcome.winner is None]
+    assert draws
+    for move in draws:
+        assert even.candidates[move] == 0
+        assert wary.candidates[move] == -100
+
+
 def test_timed_search_answers_with_the_deepest_finished_iteration() -> None:
     name = "domineering"
     evaluate = evaluation.simple(name)
