@@ -19,7 +19,6 @@ from functools import cache
 from types import ModuleType
 
 from rules import State
-from rules import santorini as _santorini
 
 Evaluate = Callable[[State, "str | None"], float]
 
@@ -202,12 +201,28 @@ def morris_strong(state: State, move: str | None = None) -> float:
 
 
 # --- Santorini ------------------------------------------------------------------------------------
-_SQ = _santorini.SQUARE_INDEX
-_SIZE = _santorini.SIZE
+class _Board:
+    """rules.santorini's tables, imported on first use (as rules.morris: most bots play another game)."""
+
+    def __init__(self) -> None:
+        from rules import santorini
+
+        self.index: dict[str, int] = santorini.SQUARE_INDEX
+        self.size: int = santorini.SIZE
+        self.neighbours: tuple[tuple[int, ...], ...] = santorini.NEIGHBOURS
+        centre = (self.size * self.size) // 2
+        self.centre = tuple(2 - self.distance(s, centre) for s in range(self.size * self.size))
+        """2 on the centre square, 1 on the ring around it, 0 on the edge."""
+
+    def distance(self, a: int, b: int) -> int:
+        """King-move distance between two squares."""
+        size = self.size
+        return max(abs(a // size - b // size), abs(a % size - b % size))
 
 
-def _chebyshev(a: int, b: int) -> int:
-    return max(abs(a // _SIZE - b // _SIZE), abs(a % _SIZE - b % _SIZE))
+@cache
+def _board() -> _Board:
+    return _Board()
 
 
 def santorini_f(state: State, move: str) -> int:
@@ -221,11 +236,13 @@ def santorini_f(state: State, move: str) -> int:
     squares = move.split()
     if state.ply <= 2 or len(squares) != 3:
         return 0
-    to, built = _SQ[squares[1]], _SQ[squares[2]]
+    board = _board()
+    index, distance = board.index, board.distance
+    to, built = index[squares[1]], index[squares[2]]
     mover = 1 - state.seat
     m = state.level(to)  # type: ignore[attr-defined]
-    own = sum(_chebyshev(_SQ[w], built) for w in state.workers(mover))  # type: ignore[attr-defined]
-    opp = sum(_chebyshev(_SQ[w], built) for w in state.workers(1 - mover))  # type: ignore[attr-defined]
+    own = sum(distance(index[w], built) for w in state.workers(mover))  # type: ignore[attr-defined]
+    opp = sum(distance(index[w], built) for w in state.workers(1 - mover))  # type: ignore[attr-defined]
     return m + state.level(built) * (opp - own)  # type: ignore[attr-defined]
 
 
@@ -235,16 +252,16 @@ def santorini_simple(state: State, move: str | None = None) -> float:
 
 
 _HEIGHT = (0, 10, 30, 0, 0)  # a worker's worth by the level it stands on (never 3 or 4 in a running game)
-_CENTRE = tuple(2 - _chebyshev(s, 12) for s in range(25))  # 2 at C3, 1 on the ring, 0 on the edge
 
 
 def _santorini_side(levels: tuple[int, ...], workers: tuple[int, ...], blocked: set[int]) -> int:
     """One side's worth: worker heights, centrality, and squares one step up or level within reach."""
     score = 0
-    neighbours = _santorini.NEIGHBOURS
+    board = _board()
+    neighbours, centre = board.neighbours, board.centre
     for w in workers:
         h = levels[w]
-        score += _HEIGHT[h] + 2 * _CENTRE[w]
+        score += _HEIGHT[h] + 2 * centre[w]
         for t in neighbours[w]:
             lt = levels[t]
             if t in blocked or lt > h + 1 or lt == 4:
@@ -261,8 +278,9 @@ def santorini_strong(state: State, move: str | None = None) -> float:
         return 0
     seat = state.seat
     levels = tuple(state.level(s) for s in range(25))  # type: ignore[attr-defined]
-    own = tuple(_SQ[w] for w in state.workers(seat))  # type: ignore[attr-defined]
-    opp = tuple(_SQ[w] for w in state.workers(1 - seat))  # type: ignore[attr-defined]
+    index = _board().index
+    own = tuple(index[w] for w in state.workers(seat))  # type: ignore[attr-defined]
+    opp = tuple(index[w] for w in state.workers(1 - seat))  # type: ignore[attr-defined]
     blocked = set(own + opp)
     return _santorini_side(levels, own, blocked) - _santorini_side(levels, opp, blocked)
 
