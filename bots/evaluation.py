@@ -333,12 +333,8 @@ def fanorona_strong(state: State, move: str | None = None) -> float:
 
 def fanorona_best_capture(state: State) -> int:
     """The most stones the side to move can take this turn: 0 without a capture (captures being
-    compulsory, it takes some when it has one). Read from the rules' generated turns (each turn's
-    change holds its captured stones above the board's bits)."""
-    if not state.must_capture:  # type: ignore[attr-defined]
-        return 0
-    size = state.game._geo.size  # type: ignore[attr-defined]
-    return max((change >> size).bit_count() for change in state._turns().values())  # type: ignore[attr-defined]
+    compulsory, it takes some when it has one)."""
+    return state.most_captured()  # type: ignore[attr-defined]
 
 
 def fanorona_capture(state: State, move: str | None = None) -> float:

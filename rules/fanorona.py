@@ -436,6 +436,14 @@ class FanoronaState(State):
             self._turns()
         return self._capturing
 
+    def most_captured(self) -> int:
+        """The most stones one turn of the side to move takes: 0 without a capture. For a search's
+        evaluation, which sees the compulsory capture coming without playing the turns."""
+        if not self.must_capture:
+            return 0
+        size = self.game._geo.size
+        return max((change >> size).bit_count() for change in self._turns().values())
+
     def _key(self) -> tuple:
         return (self._white, self._black, self._ply, self._history)
 

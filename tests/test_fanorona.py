@@ -367,3 +367,23 @@ def test_bad_wire_says_what_is_wrong(change, message):
     wire = {**game.start().to_wire(), **change}
     with pytest.raises(ValueError, match=message):
         game.state_from_wire(wire)
+
+
+@pytest.mark.parametrize("params", [{}, {"rows": 5, "cols": 9, "withdrawal": True, "same_direction": True}])
+def test_most_captured_is_the_most_stones_a_legal_turn_takes(params):
+    """most_captured() against playing every legal turn and counting the opponent's stones lost."""
+    import random
+
+    game = rules.load("fanorona", **params)
+    rng, checked = random.Random(7), 0
+    for _ in range(30):
+        state = game.start()
+        while not state.is_over():
+            opp = "black" if state.seat == 0 else "white"
+            before = getattr(state, opp).bit_count()
+            taken = [before - getattr(state.play(m), opp).bit_count() for m in state.legal_moves()]
+            assert state.most_captured() == max(taken), (state.to_wire(), taken)
+            assert (state.most_captured() > 0) == state.must_capture
+            checked += state.must_capture
+            state = state.play(rng.choice(state.legal_moves()))
+    assert checked > 100  # positions with a capture were among them
