@@ -19,7 +19,6 @@ decoding of bitboards into move lists) are built once per board size.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rules.core import Game, IllegalMoveError, InvalidMoveError, Outcome, State, board_text
@@ -51,7 +50,7 @@ _COVERS, _OTHER, _VERTICAL, _CHUNKS, _SEAT = range(5)
 class _Board:
     """The precomputed tables of one board size (shared by every game of that size)."""
 
-    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "chunks", "decode")
+    __slots__ = ("rows", "cols", "full", "vstart", "hstart", "names", "bit", "chunks")
 
     def __init__(self, rows: int, cols: int) -> None:
         self.rows = rows
@@ -67,8 +66,8 @@ class _Board:
         )
         self.bit: dict[str, Bitboard] = {name: 1 << i for i, name in enumerate(self.names)}
         # chunks[k][v]: the names of the set bits of the byte value v at bits 8k..8k+7. Boards of up
-        # to 64 cells have eight chunks (the ones past the board hold only 0) and decode four or
-        # eight of them without a loop.
+        # to 64 cells have eight chunks (the ones past the board hold only 0), which states decode
+        # without a loop.
         chunks = []
         for k in range(max(8, -(-n // 8))):
             width = max(0, min(8, n - 8 * k))  # cells of this byte on the board
@@ -77,8 +76,6 @@ class _Board:
                 table[v] = tuple(self.names[8 * k + j] for j in range(width) if v >> j & 1)
             chunks.append(tuple(table))
         self.chunks: tuple[tuple[tuple[str, ...], ...], ...] = tuple(chunks)
-        self.decode: Callable[[Bitboard], list[str]] = (
-            self._decode4 if n <= 32 else self._decode8 if n <= 64 else self._decode_any)
 
     def __reduce__(self) -> tuple:  # pickled (a game sent to a worker) as its size, not its tables
         return _board, (self.rows, self.cols)
@@ -90,20 +87,9 @@ class _Board:
             return free & (free >> self.cols) & self.vstart
         return free & (free >> 1) & self.hstart
 
-    def _decode4(self, bits: Bitboard) -> list[str]:
-        """decode for boards of up to 32 cells."""
-        v0, v1, v2, v3 = bits.to_bytes(4, "little")
-        c0, c1, c2, c3 = self.chunks[:4]
-        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3]]
-
-    def _decode8(self, bits: Bitboard) -> list[str]:
-        """decode for boards of up to 64 cells."""
-        v0, v1, v2, v3, v4, v5, v6, v7 = bits.to_bytes(8, "little")
-        c0, c1, c2, c3, c4, c5, c6, c7 = self.chunks
-        return [*c0[v0], *c1[v1], *c2[v2], *c3[v3], *c4[v4], *c5[v5], *c6[v6], *c7[v7]]
-
-    def _decode_any(self, bits: Bitboard) -> list[str]:
-        """decode for boards of any size."""
+    def decode(self, bits: Bitboard) -> list[str]:
+        """The names of the set bits, in ascending order (row 1 A..., row 2 A..., ...). States
+        decode boards of up to 64 cells inline (DomineeringState.legal_moves)."""
         out: list[str] = []
         for table, v in zip(self.chunks, bits.to_bytes(len(self.chunks), "little"), strict=True):
             if v:
@@ -326,10 +312,6 @@ class DomineeringState(State):
         return self._turn[_SEAT]
 
     @property
-    def _seat(self) -> int:
-        return self._turn[_SEAT]
-
-    @property
     def outcome(self) -> Outcome | None:
         if self._starts:
             return None
@@ -387,7 +369,7 @@ class DomineeringState(State):
         raise self._illegal(move, canon, row, col)
 
     def __reduce__(self) -> tuple:  # pickled as its fields, without the game's tables its _turn holds
-        return DomineeringState._make, (self.game, self._x, self.o, self._turn[_SEAT], self._ply)
+        return DomineeringState._make, (self.game, self._x, self._o, self._turn[_SEAT], self._ply)
 
     def __eq__(self, other: object) -> bool:  # the search's table compares states: games first by identity
         return (
@@ -405,8 +387,8 @@ class DomineeringState(State):
         if not self._starts:
             return self._over_error(canon)
         board = self.game._board
-        vertical = self.game._vertical[self._seat]
-        who = f"{self.game.symbol(self._seat)} ({'vertical' if vertical else 'horizontal'})"
+        vertical = self.game._vertical[self.seat]
+        who = f"{self.game.symbol(self.seat)} ({'vertical' if vertical else 'horizontal'})"
         head = f"{_quote(text, canon)} is illegal for {who}"
         extent = f"rows 1-{board.rows}, columns A-{LETTERS[board.cols - 1]}"
         if row > board.rows or col >= board.cols:
@@ -420,7 +402,7 @@ class DomineeringState(State):
             )
         for r, c in ((row, col), (row2, col2)):
             i = (r - 1) * board.cols + c
-            for bits, sym in ((self._x, "X"), (self.o, "O")):
+            for bits, sym in ((self._x, "X"), (self._o, "O")):
                 if bits >> i & 1:
                     return IllegalMoveError(f"{head}: {_cell_name(r, c)} is already covered by {sym}")
         return IllegalMoveError(f"{head}")  # not reached: a free, on-board domino is legal
@@ -432,7 +414,7 @@ class DomineeringState(State):
         marked: set[int] = set()
         if highlight is not None:
             marked = self._highlight_cells(highlight)
-        x, o = self._x, self.o
+        x, o = self._x, self._o
 
         def rule(ch: str) -> str:
             return ("   " + f"  {ch} " * cols).rstrip()
@@ -454,7 +436,7 @@ class DomineeringState(State):
 
     def _status(self) -> str:
         game = self.game
-        seat = self._seat
+        seat = self.seat
         if self._starts:
             return f"{game.symbol(seat)} (seat {seat}, {game.orientation(seat)}) to move"
         winner = 1 - seat
@@ -469,22 +451,22 @@ class DomineeringState(State):
         _, row, col = _parse(highlight)
         board = self.game._board
         options = []
-        for seat in (1 - self._seat, self._seat):
+        for seat in (1 - self.seat, self.seat):
             vertical = self.game._vertical[seat]
             cells = [(row - 1, col), (row, col) if vertical else (row - 1, col + 1)]
             idx = [r * board.cols + c for r, c in cells if r < board.rows and c < board.cols]
             options.append(idx)
-            own = self._x if vertical else self.o
+            own = self._x if vertical else self._o
             if len(idx) == 2 and all(own >> i & 1 for i in idx):
                 return set(idx)
         return set(options[1])
 
     def to_wire(self) -> dict[str, Any]:
-        rows = self.game._board_text.rows_of(self._x, self.o)
+        rows = self.game._board_text.rows_of(self._x, self._o)
         return {
             "game": self.game.name,
             "params": self.game.params,
-            "seat": self._seat,
+            "seat": self.seat,
             "ply": self._ply,
             "board": rows,
             "outcome": None if self._starts else self.outcome.to_wire(),  # type: ignore[union-attr]
@@ -492,4 +474,4 @@ class DomineeringState(State):
 
     def _key(self) -> tuple:
         # The ply count does not change future play; positions reached by different orders are equal.
-        return (self._x, self.o, self._seat)
+        return (self._x, self._o, self.seat)
