@@ -331,19 +331,13 @@ def fanorona_strong(state: State, move: str | None = None) -> float:
     return score
 
 
-def fanorona_best_capture(state: State) -> int:
-    """The most stones the side to move can take this turn: 0 without a capture (captures being
-    compulsory, it takes some when it has one)."""
-    return state.most_captured()  # type: ignore[attr-defined]
-
-
 def fanorona_capture(state: State, move: str | None = None) -> float:
     """Material (x100) plus half a stone for each stone of the biggest capture the side to move has.
 
     Alphabeta's: its depth-3 leaves leave the opponent to move, and material alone misses the
     capture that side must make there (the horizon minimax's even depth does not have)."""
     own, opp = _fanorona_boards(state)
-    return 100 * (own.bit_count() - opp.bit_count()) + 50 * fanorona_best_capture(state)
+    return 100 * (own.bit_count() - opp.bit_count()) + 50 * state.most_captured()  # type: ignore[attr-defined]
 
 
 def fanorona_noisy(state: State) -> bool:

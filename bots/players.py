@@ -153,27 +153,25 @@ class AlphaBeta(FixedDepthBot):
         started = time.monotonic()
         deadline = self.deadline(time_left)
         result = alphabeta(state, 1, evaluate, None, self.rng)
-        nodes = result.nodes
+        nodes, comment = result.nodes, None
         for depth in range(2, self.depth_for(state.game) + 1):
             if is_decided(result.score) or len(result.candidates) == 1:
                 break
             if time.monotonic() - started > (deadline - started) / 2:  # the next would not finish
-                info = _info(result)
-                info["nodes"] = nodes
-                info["comment"] = f"no time for depth {depth}: depth-{result.depth} answer"
-                return result.move, info
+                comment = f"no time for depth {depth}: depth-{result.depth} answer"
+                break
             order = sorted(result.candidates, key=lambda m: -result.candidates[m])
             try:
                 deeper = alphabeta(state, depth, evaluate, deadline, None, order)
             except SearchTimeout:
-                info = _info(result)
-                info["nodes"] = nodes
-                info["comment"] = f"depth {depth} ran out of time: depth-{result.depth} answer"
-                return result.move, info
+                comment = f"depth {depth} ran out of time: depth-{result.depth} answer"
+                break
             nodes += deeper.nodes
             result = deeper
         info = _info(result)
         info["nodes"] = nodes
+        if comment is not None:
+            info["comment"] = comment
         return result.move, info
 
 

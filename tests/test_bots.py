@@ -97,13 +97,14 @@ def test_fanorona_is_noisy_exactly_when_a_capture_is_compulsory() -> None:
     assert noisy and quiet
 
 
-def test_fanorona_best_capture_is_the_most_stones_one_turn_takes() -> None:
+def test_fanorona_capture_adds_half_a_stone_a_stone_of_the_biggest_capture() -> None:
     seen = 0
     for state in random_positions("fanorona", 40, seed=7):
-        opp = state.black if state.seat == 0 else state.white
+        own, opp = (state.white, state.black) if state.seat == 0 else (state.black, state.white)
         taken = [opp.bit_count() - (c.black if state.seat == 0 else c.white).bit_count()
                  for c in map(state.play, state.legal_moves())]
-        assert evaluation.fanorona_best_capture(state) == max(taken)
+        material = 100 * (own.bit_count() - opp.bit_count())
+        assert evaluation.fanorona_capture(state) == material + 50 * max(taken)
         seen += max(taken) > 1
     assert seen
 
