@@ -386,10 +386,6 @@ class MorrisState(State):
         self._moves: list[str] | None = None
 
     @property
-    def _seat(self) -> int:
-        return self._ply & 1
-
-    @property
     def _hown(self) -> int:
         """The side to move's stones in hand."""
         return STONES - (self._ply >> 1) if self._ply < PLACING_PLIES else 0
@@ -581,7 +577,7 @@ class MorrisState(State):
         if self.is_over():
             return self._over_error(move)
         _, _, placing, frm, to, rem = MOVE_INFO[move]
-        seat = self._seat
+        seat = self.seat
         me, them = COLOR_NAMES[seat], COLOR_NAMES[1 - seat]
         own, opp, hand = self._own, self._opp, self._hown
 
@@ -646,7 +642,7 @@ class MorrisState(State):
                          f"{self._hb if s else self._hw} in hand")
         outcome = self.outcome
         if outcome is None:
-            lines.append(f"{COLOR_NAMES[self._seat]} (seat {self._seat}) to move, ply {self._ply}, "
+            lines.append(f"{COLOR_NAMES[self.seat]} (seat {self.seat}) to move, ply {self._ply}, "
                          f"{self._quiet} plies without removal")
         elif outcome.winner is None:
             lines.append(f"Game over: draw ({outcome.reason})")
@@ -659,7 +655,7 @@ class MorrisState(State):
         return {
             "game": "morris",
             "params": self.game.params,
-            "seat": self._seat,
+            "seat": self.seat,
             "ply": self._ply,
             "board": self._board_string(),
             "in_hand": [self._hw, self._hb],
