@@ -7,12 +7,12 @@ whole set stays within seconds; the games run in a pool of two processes.
 from __future__ import annotations
 
 import multiprocessing
-import random
 from typing import Any
 
 import pytest
 
 import rules
+from arena.match.openings import random_openings
 from bots import NAMES, load
 from bots.sdk import Bot
 
@@ -27,14 +27,13 @@ BOTS = sorted(NAMES)
 
 
 def opening(game: rules.Game, index: int) -> tuple[rules.State, list[str]]:
-    """Opening `index` of `game`: OPENING_PLIES random moves from the start (the same every run)."""
-    rng = random.Random(f"{game.name}:{index}")
-    state, moves = game.start(), []
-    while len(moves) < OPENING_PLIES and not state.is_over():
-        move = rng.choice(state.legal_moves())
-        moves.append(move)
+    """Opening `index` of `game`: the tournaments' random opening of pair `index` (OPENING_PLIES
+    plies that leave the game running, the same every run)."""
+    moves = random_openings(game, OPENING_PLIES, 0, OPENINGS)[index]
+    state = game.start()
+    for move in moves:
         state = state.play(move)
-    return state, moves
+    return state, list(moves)
 
 
 def seated(index: int) -> tuple[str, str]:
