@@ -4,6 +4,7 @@ standings and Elo, listed for the staff with what both bots printed, and played 
 its opponent's turn, through the real `arena` command."""
 from __future__ import annotations
 
+import re
 import sys
 
 from conftest import ROOT, run_arena
@@ -72,6 +73,13 @@ def test_a_bot_that_kills_its_worker_on_the_opponents_turn_gets_the_game_aborted
         assert "killer-vs-ann-g1: the worker process playing this game died 2 times" in text
         assert "killer: striking at ply" in text and "ann (seat 0) printed nothing" in text
     assert "2 of them aborted" in done.stderr
+    # the killer's page on the published site: each aborted game "*", worth 0 points (not a draw's 0.5)
+    published = run_arena("publish", "t.toml", cwd=tmp_path)
+    assert published.returncode == 0, published.stderr
+    page = (tmp_path / "results" / "t" / "site" / "bots" / "killer.html").read_text()
+    for game_id in aborted:
+        row = re.search(rf"{game_id}</a></td>.*?</tr>", page, re.S)
+        assert row and re.search(r"<td>\*</td><td>0</td>", row.group(0)), row and row.group(0)
     again = run_arena("tournament", "run", "t.toml", cwd=tmp_path, timeout=300)  # not played again
     assert again.returncode == 0 and "nothing to play" in again.stderr
     # on request, played again: the aborted records are kept aside

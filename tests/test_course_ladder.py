@@ -325,3 +325,24 @@ def test_similarity_finds_a_renamed_reformatted_copy_not_the_kit(tmp_path):
     assert lines[1].strip().startswith("bot.py:") and "~  bot.py:" in lines[1], out
     with pytest.raises(ValueError, match="threshold must be between 0 and 1, got 2"):
         similar_pairs(course, threshold=2)
+
+
+def test_a_double_forfeit_on_the_ladder_is_worth_nothing_to_either_bot(tmp_path):
+    """What a ladder game scored comes from GameRecord.points: a double forfeit is 0 for both (it was
+    counted 0.5 each), as an aborted game is."""
+    course = Course(make_course(tmp_path / "c", 2, "placement_games = 2\n"), sandbox="off")
+    activate(course, "s1", [sys.executable, "-m", "bots", "random"])
+    activate(course, "s2", [sys.executable, "-m", "bots", "greedy"])
+    ladder = Ladder(course)
+    asked = ladder.request("s1", "s2", now=T0)
+    [spec] = [s for s in ladder.due(T0) if s.match_id == f"ladder-{asked}"]
+    both_failed = {"reason": "double_forfeit", "detail": "both bots failed"}
+    records = [GameRecord(game_id=spec.game_id(n), game=spec.game, params=spec.params,
+                          players=[b.name for b in spec.seats(n)], time_control="0.2", winner=None,
+                          scores=[0, 0], reason="double_forfeit", forfeit=both_failed)
+               for n in spec.game_numbers]
+    assert all(r.is_double_forfeit() for r in records)
+    ladder.record(records, T0 + timedelta(minutes=1))
+    game = next(g for g in ladder.games("s1") if g.id == asked)
+    assert (game.state, game.score) == ("done", 0.0)
+    course.close()

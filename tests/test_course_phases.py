@@ -231,3 +231,41 @@ def test_before_a_deadline_the_results_are_provisional(season):
     assert phases.current_phase(course.config, "ann", at(1.5)).name == "move generation"
     assert phases.current_phase(course.config, "dan", at(4.5)).name == "search"  # its extension
     assert phases.current_phase(course.config, "ann", at(4.5)) is None
+
+
+KILLER = '''import os, signal
+from arena.match.protocol import BotClient
+with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
+    client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": "killer", "protocol": 1})
+    while True:
+        message = client.receive(10.0)
+        if message is None or message["type"] == "bye":
+            break
+        if message["type"] == "turn":
+            os.kill(os.getppid(), signal.SIGKILL)  # the worker process playing the game
+'''
+"""A bot that kills the worker process playing its game at its first turn: every game aborted."""
+
+
+def test_an_aborted_game_scores_nothing_in_a_phase(tmp_path):
+    """A phase's score counts each game as GameRecord.points does: a bot whose every game is aborted
+    (it kills its worker; unsandboxed, or it could not see it) has 0 points, not a draw's half."""
+    directory = make_course(tmp_path / "course", roster=ROSTER[:1], time="0.5")
+    (directory / "course.toml").write_text((directory / "course.toml").read_text() + textwrap.dedent(f"""
+        [[phases]]
+        name = "search"
+        deadline = {at(3).isoformat()}
+        requires = {{ score = {{ against = "random", at_least = 0.5, games = 2 }} }}
+        """))
+    course = Course(directory, sandbox="off")
+    workers = Workers(course, concurrency=1)
+    workers.start()
+    try:
+        sub = course.submit("ann", "killer.py", KILLER.encode(), now=at(0))
+        wait_final(course, sub.id, timeout_s=120)
+        [result] = [r for r in phases.phase_results(course) if r.phase == "search"]
+    finally:
+        workers.stop(timeout_s=30)
+        course.close()
+    assert not result.passed, result.evidence
+    assert "score 0.00 against random (0 of 2 points)" in result.evidence, result.evidence

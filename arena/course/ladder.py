@@ -535,12 +535,9 @@ def _ladder_id(game_id: str) -> int | None:
 
 
 def _points(record: GameRecord, name: str) -> float:
-    if record.is_aborted():
-        return 0.0
-    seat = record.winner_seat()
-    if seat is None:
-        return 0.5
-    return 1.0 if record.players[seat] == name else 0.0
+    """What the game was worth to the bot `name`: GameRecord.points (0 each for a double forfeit
+    or an aborted game)."""
+    return record.points(record.players.index(name))
 
 
 PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]

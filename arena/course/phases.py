@@ -517,13 +517,7 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
                      time_control=config.time_control, game_numbers=tuple(range(score.games)),
                      params=dict(config.params), seed=sub["id"], limits=config.limits)
     records, replayed = play_judged(spec)
-    points = 0.0
-    for record in records:
-        seat = record.players.index(bot.name)
-        if record.winner == seat:
-            points += 1.0
-        elif record.winner is None and record.reason != "double_forfeit" and not record.forfeit:
-            points += 0.5
+    points = sum(record.points(record.players.index(bot.name)) for record in records)
     share = points / len(records) if records else 0.0
     with course.store.write() as db:
         db.executemany("INSERT OR REPLACE INTO phase_games (game_id, submission_id, record) VALUES (?, ?, ?)",

@@ -86,12 +86,10 @@ def result(record: GameRecord) -> str:
     return "1/2-1/2" if w is None else ("1-0" if w == 0 else "0-1")
 
 
-_POINTS = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "0-0": (0.0, 0.0), "1/2-1/2": (0.5, 0.5)}
-
-
 def points(record: GameRecord, seat: int) -> float:
-    """`seat`'s points in this game (a double forfeit scores 0 for both)."""
-    return _POINTS.get(result(record), (0.5, 0.5))[seat]
+    """`seat`'s points in this game: GameRecord.points, the one place that says it (a double
+    forfeit and an aborted game score 0 for both)."""
+    return record.points(seat)
 
 
 def errors(record: GameRecord) -> list[int]:
