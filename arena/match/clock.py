@@ -63,19 +63,23 @@ class TimeControl:
         What people write must be finite: "inf", "nan" and "1e999" are refused (an unlimited clock
         is made in code, `TimeControl(per_move=math.inf)`, never parsed)."""
         match = _BASE_INC.match(str(text))
+        words = [match[1], match[2]] if match else str(text).split("+")
         try:
-            if match:
-                clock = cls(base=float(match[1]), increment=float(match[2]), margin=margin)
-            else:
-                clock = cls(per_move=float(text), margin=margin)
+            if len(words) > 2:
+                raise ValueError(text)
+            numbers = [float(w) for w in words]
+        except ValueError:
+            raise ValueError(f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1)") from None
+        increment_ok = len(numbers) == 1 or numbers[1] >= 0
+        if not all(math.isfinite(n) for n in numbers) or numbers[0] <= 0 or not increment_ok:
+            raise ValueError(f"bad time control {text!r}: the seconds must be finite and positive (an "
+                             "increment may be 0), e.g. 0.5 or 60+1")
+        try:
+            if len(numbers) == 2:
+                return cls(base=numbers[0], increment=numbers[1], margin=margin)
+            return cls(per_move=numbers[0], margin=margin)
         except ValueError as exc:
-            raise ValueError(
-                f"bad time control {text!r}: use SECONDS (0.5) or BASE+INC (60+1); {exc}"
-            ) from None
-        if not all(math.isfinite(v) for v in (clock.initial_bank(), clock.increment)):
-            raise ValueError(f"bad time control {text!r}: the seconds must be finite and positive, "
-                             "e.g. 0.5 or 60+1")
-        return clock
+            raise ValueError(f"bad time control {text!r}: {exc}") from None
 
     @classmethod
     def for_game(cls, game: str) -> TimeControl:
