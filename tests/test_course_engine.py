@@ -485,7 +485,7 @@ def test_arena_course_init_and_status(tmp_path):
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["student", "name", "group", "versions", "active", "last", "status"]
     assert lines[2].split()[:4] == ["bob", "Bob", "B", "B"] and lines[2].split()[-1] == "queued"
-    assert lines[-1] == "3 students, 1 submissions, 1 to build or test"
+    assert lines[-1] == "3 students, 1 submission, 1 to build or test"
     (tmp_path / "c" / "course.toml").write_text('game = "chess"\n')
     bad = run_arena("course", "status", str(tmp_path / "c"), cwd=tmp_path)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1

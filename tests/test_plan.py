@@ -178,6 +178,6 @@ def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_
     quick_s = _seconds(quick.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
     done = arena("tournament", "run", "demo.toml", "--concurrency", "2", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    wall_s = float(re.search(r"all 24 games played in ([0-9.]+) s", done.stderr)[1])
+    wall_s = float(re.search(r"all 24 games played: 24 this run in ([0-9.]+) s", done.stderr)[1])
     assert wall_s / 2 <= estimate_s <= wall_s * 2, (estimate_s, wall_s)
     assert quick_s > estimate_s

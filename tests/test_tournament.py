@@ -284,6 +284,9 @@ def test_resume_after_kill_9(tmp_path):
     assert done.returncode == 0, done.stderr
     after = rows(db)
     assert len(after) == 360
+    resumed = len(after) - len(before)  # the summary says what this run played and what was there
+    assert f"k: all 360 games played: {resumed} this run in " in done.stderr, done.stderr
+    assert f" s, {len(before)} stored by earlier runs" in done.stderr, done.stderr
     keys = [(p, n) for p, n, _, _ in after]
     pairings = ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
     assert keys == sorted({(p, n) for p in pairings for n in range(60)})

@@ -90,7 +90,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
     pending = course.store.pending()
-    print(f"{len(rows)} students, {sum(r.versions for r in rows)} submissions, {pending} to build or test")
+    versions = sum(r.versions for r in rows)
+    print(f"{len(rows)} student{'s' * (len(rows) != 1)}, {versions} submission{'s' * (versions != 1)}, "
+          f"{pending} to build or test")
     return EXIT_OK
 
 

@@ -238,8 +238,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         shown = (f", {len(aborted)} of them aborted (not scored; --retry-aborted plays them again)"
                  if aborted else "")
-        print(f"{tour.name}: all {tour.total_games()} games played in {summary.wall_s:.1f} s "
-              f"({summary.stored} this run){shown}{summary.load_note()}", file=sys.stderr)
+        total, stored = tour.total_games(), summary.stored
+        before = f", {total - stored} stored by earlier runs" if stored < total else ""
+        print(f"{tour.name}: all {total} game{'s' * (total != 1)} played: {stored} this run in "
+              f"{summary.wall_s:.1f} s{before}{shown}{summary.load_note()}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -93,13 +93,15 @@ class Estimate:
         else:
             basis = "random playouts; bots using their whole clock, so faster bots finish sooner"
         lines = [
-            f"{self.name}: {self.kind}: {self.games} games in {self.matches} matches",
+            f"{self.name}: {self.kind}: {self.games} game{'s' * (self.games != 1)} in {self.matches} "
+            f"match{'es' * (self.matches != 1)}",
             f"  a game: about {self.plies:.0f} plies, {self.game_s:.2f} s ({basis})",
             f"  all of it on {self.workers} worker{'s' * (self.workers != 1)}: "
             f"about {duration(self.full_wall_s)}",
         ]
         if self.left != self.games:
-            lines.append(f"  left: {self.left} games in {self.left_matches} matches: about "
+            lines.append(f"  left: {self.left} game{'s' * (self.left != 1)} in {self.left_matches} "
+                         f"match{'es' * (self.left_matches != 1)}: about "
                          f"{duration(self.wall_s)}")
         return "\n".join(lines)
 
