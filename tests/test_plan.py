@@ -3,6 +3,7 @@ from a few timed moves of each bot within 2x of the real run (the demo), and an 
 calibrated on one run that predicts a second run of the same file within 30%."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -181,3 +182,15 @@ def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_
     wall_s = float(re.search(r"all 24 games played: 24 this run in ([0-9.]+) s", done.stderr)[1])
     assert wall_s / 2 <= estimate_s <= wall_s * 2, (estimate_s, wall_s)
     assert quick_s > estimate_s
+
+
+def test_plan_warns_as_run_does_when_concurrency_is_over_the_cores(capsys, tmp_path):
+    demo = ROOT / "examples" / "demo.toml"
+    over = len(os.sched_getaffinity(0)) + 1
+    assert tournament_main(["tournament", "plan", str(demo), "--concurrency", str(over), "--quick",
+                            "--results", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    assert f"--concurrency {over} is more than the" in err and "no longer fair" in err
+    assert tournament_main(["tournament", "plan", str(demo), "--concurrency", "1", "--quick",
+                            "--results", str(tmp_path)]) == 0
+    assert "no longer fair" not in capsys.readouterr().err

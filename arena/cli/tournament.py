@@ -186,10 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{tour.games_per_pairing} games a pairing, {tour.total_games()} games "
           f"({done_before} already stored) -> {out.resolve()}", file=sys.stderr)
     nothing_to_play = done_before >= tour.total_games() and not args.retry_aborted
-    if args.concurrency is not None and args.concurrency > cores():
-        print(f"arena: warning: --concurrency {args.concurrency} is more than the {cores()} cores of this "
-              "machine: bots will wait for a core while their clock runs, so the clocks are no longer fair",
-              file=sys.stderr)
+    _warn_over_cores(args.concurrency)
     progress = None if args.quiet or nothing_to_play else sys.stderr
     try:
         if args.cluster is not None:
@@ -251,8 +248,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
     tour = tmod.load(args.tournament)  # every bot command checked, as `run` checks them
     args.results = results_root(tour, args.results)
     tmod.check_resumable(tour, args.results)
+    _warn_over_cores(args.concurrency)  # the plan is for a run that would be unfair: say so here too
     print(_estimate(tour, args.results, _workers(args), sample=not args.quick).text())
     return EXIT_OK
+
+
+def _warn_over_cores(concurrency: int | None) -> None:
+    """The warning `run` and `plan` print when more matches would run at once than there are cores."""
+    if concurrency is not None and concurrency > cores():
+        print(f"arena: warning: --concurrency {concurrency} is more than the {cores()} cores of this "
+              "machine: bots will wait for a core while their clock runs, so the clocks are no longer fair",
+              file=sys.stderr)
 
 
 def _workers(args: argparse.Namespace) -> int:
