@@ -59,20 +59,32 @@ class SearchResult:
     pv: list[str]
     candidates: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
+    ply: int = 0
+    """The searched position's ply: a proven score's `mate` counts the plies from it."""
 
     def info(self) -> dict[str, Any]:
         """The `info` dict sent with the move: depth, score, nodes, pv, and the root candidates as
-        docs/PROTOCOL.md has them: a list of {"move", "score"} maps, best first."""
-        return {
-            "depth": self.depth,
-            "score": _plain(self.score),
-            "nodes": self.nodes,
-            "pv": list(self.pv),
-            "candidates": [
-                {"move": m, "score": _plain(s)}
-                for m, s in sorted(self.candidates.items(), key=lambda item: -item[1])
-            ],
-        }
+        docs/PROTOCOL.md has them: a list of {"move", "score"} maps, best first; a proven win or loss
+        also as `mate` (plies to the end, negative when lost), so screens need not know WIN."""
+        info: dict[str, Any] = {"depth": self.depth, "score": _plain(self.score)}
+        if is_decided(self.score):
+            info["mate"] = self._mate(self.score)
+        info["nodes"] = self.nodes
+        info["pv"] = list(self.pv)
+        info["candidates"] = [self._candidate(m, s)
+                              for m, s in sorted(self.candidates.items(), key=lambda item: -item[1])]
+        return info
+
+    def _candidate(self, move: str, score: float) -> dict[str, Any]:
+        found: dict[str, Any] = {"move": move, "score": _plain(score)}
+        if is_decided(score):
+            found["mate"] = self._mate(score)
+        return found
+
+    def _mate(self, score: float) -> int:
+        """Plies from the searched position to the proven end: positive for a win, negative for a loss."""
+        plies = int(WIN - abs(score)) - self.ply
+        return plies if score > 0 else -plies
 
 
 def _plain(score: float) -> float | int:
@@ -137,7 +149,8 @@ def minimax(state: State, depth: int, evaluate: Evaluate, deadline: float | None
         candidates[m] = value
         if value > best:
             best, best_pv = value, [m, *pv]
-    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started)
+    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started,
+                        state.ply)
 
 
 def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | None = None,
@@ -191,7 +204,8 @@ def alphabeta(state: State, depth: int, evaluate: Evaluate, deadline: float | No
         candidates[m] = value
         if value > best:
             best, best_pv = value, [m, *pv]
-    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started)
+    return SearchResult(best_pv[0], best, depth, nodes, best_pv, candidates, time.perf_counter() - started,
+                        state.ply)
 
 
 class Searcher:
@@ -259,7 +273,7 @@ class Searcher:
         if entry is not None and entry[3] in moves:
             moves.remove(entry[3])
             moves.insert(0, entry[3])
-        result = SearchResult(moves[0], 0, 0, 0, [moves[0]])
+        result = SearchResult(moves[0], 0, 0, 0, [moves[0]], ply=state.ply)
         for depth in range(1, max_depth + 1):
             try:
                 score, candidates = self._root(state, moves, depth)
@@ -267,7 +281,7 @@ class Searcher:
                 break
             moves = sorted(moves, key=lambda m: -candidates[m])  # best first for the next iteration
             result = SearchResult(moves[0], score, depth, self.nodes, self._pv(state, moves[0], depth),
-                                  candidates)
+                                  candidates, ply=state.ply)
             if is_decided(score) or len(moves) == 1:
                 break
             if deadline is not None and self.clock() - started > (deadline - started) / 2:

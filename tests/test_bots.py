@@ -202,6 +202,7 @@ def test_every_bot_takes_a_one_move_win(name: str, bot_name: str) -> None:
         move, info = bot.choose(state, 0.5)
         assert move in winning, f"{bot_name} missed a win in {name}: {state.to_wire()}"
         assert is_decided(info["score"]) and info["score"] > 0
+        assert info["mate"] == 1  # docs/PROTOCOL.md: a proven end in plies from here, + for a win
         assert info["pv"][0] == move and info["nodes"] >= 1 and info["depth"] >= 1
 
 
@@ -215,7 +216,7 @@ def test_info_reports_depth_score_nodes_pv_and_candidates(bot_class: type) -> No
     assert info["pv"][0] == move and all(isinstance(m, str) for m in info["pv"])
     candidates = info["candidates"]  # docs/PROTOCOL.md: a list of {move, score} maps, best first
     assert {c["move"] for c in candidates} <= set(legal)
-    assert candidates[0] == {"move": move, "score": info["score"]}
+    assert {k: candidates[0][k] for k in ("move", "score")} == {"move": move, "score": info["score"]}
     assert [c["score"] for c in candidates] == sorted((c["score"] for c in candidates), reverse=True)
     assert info["nodes"] > len(legal) or info["depth"] == 1
 

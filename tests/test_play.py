@@ -226,7 +226,8 @@ def test_watch_step_advances_by_enter_and_shows_the_bots_info(terminal, tmp_path
     term = terminal("watch", "domineering", "alphabeta", "greedy", "-p", "rows=4", "-p", "cols=4",
                     "--step", "--time", "0.5")
     first = term.expect(r"ply 1: alphabeta \(seat 0\) played (\w+) in [\d.]+ s\n"
-                        r"    depth \d+, score -?\d+, nodes \d+\n    pv \1.*\n    candidates: .*\n")
+                        r"    depth \d+, score (-?\d+|(win|loss) in \d+ pl(y|ies)), nodes \d+\n    pv \1.*\n"
+                        r"    candidates: .*\n")
     term.expect(r"Enter: next move, c: play to the end, q: quit> $")
     time.sleep(1.0)  # the person waits: no bot's clock runs meanwhile
     assert "ply 2:" not in term.screen
@@ -423,3 +424,15 @@ def test_escape_controls_and_the_result_of_a_forfeit_detail():
     assert result_text(double) == ("no winner, both bots forfeit (double_forfeit: "
                                    "seat 0 no_hello: x; seat 1 crashed: y)")
     assert double.result() == "0-0" and double.points(0) == double.points(1) == 0
+
+
+def test_watch_shows_a_proven_win_in_plies_not_the_bots_raw_score(terminal, tmp_path):
+    """alphabeta solves 3x3 Domineering at once: `watch` says "win in N plies" (its info's `mate`),
+    never the search's internal 999999... score."""
+    term = terminal("watch", "domineering", "alphabeta", "random", "-p", "rows=3", "-p", "cols=3",
+                    "--time", "1")
+    term.expect("game over: ")
+    assert term.wait() == 0
+    assert re.search(r"ply 1: alphabeta .*\n    depth \d+, score win in \d+ pl(y|ies), nodes", term.screen), \
+        term.screen
+    assert "99999" not in term.screen

@@ -64,6 +64,10 @@ def info_lines(info: dict[str, Any]) -> list[str]:
         return []
     info = dict(info)
     lines = []
+    mate = info.pop("mate", None)
+    if isinstance(mate, int) and not isinstance(mate, bool) and mate != 0:  # a proven end: not the raw score
+        info.pop("score", None)
+        info["score"] = _mate_text(mate)
     head = [f"{key} {_number(info.pop(key))}" for key in ("depth", "score", "nodes") if key in info]
     if head:
         lines.append(", ".join(head))
@@ -77,7 +81,7 @@ def info_lines(info: dict[str, Any]) -> list[str]:
     if isinstance(candidates, list) and candidates:
         good = [c for c in candidates if isinstance(c, dict) and "move" in c]
         good.sort(key=lambda c: -c["score"] if isinstance(c.get("score"), (int, float)) else math.inf)
-        shown = ", ".join(f"{c['move']} {_number(c.get('score', '?'))}" for c in good[:MAX_CANDIDATES])
+        shown = ", ".join(f"{c['move']} {_candidate_score(c)}" for c in good[:MAX_CANDIDATES])
         more = f" (+{len(good) - MAX_CANDIDATES} more)" if len(good) > MAX_CANDIDATES else ""
         lines.append(f"candidates: {shown}{more}")
     comment = info.pop("comment", None)
@@ -85,6 +89,19 @@ def info_lines(info: dict[str, Any]) -> list[str]:
         lines.append(f"comment: {comment}")
     lines += [f"{key}: {str(value)[:200]}" for key, value in info.items()]
     return [escape_controls(line) for line in lines]
+
+
+def _mate_text(mate: int) -> str:
+    """A proven end as words: "win in 3 plies", "loss in 1 ply"."""
+    plies = abs(mate)
+    return f"{'win' if mate > 0 else 'loss'} in {plies} pl{'y' if plies == 1 else 'ies'}"
+
+
+def _candidate_score(candidate: dict[str, Any]) -> str:
+    mate = candidate.get("mate")
+    if isinstance(mate, int) and not isinstance(mate, bool) and mate != 0:
+        return f"({_mate_text(mate)})"
+    return str(_number(candidate.get("score", "?")))
 
 
 def move_line(record: GameRecord, move: MoveRecord) -> str:
