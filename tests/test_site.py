@@ -261,9 +261,12 @@ def test_sorting_by_elo_reorders_rows(sites, browser):
     assert [b for b, _ in up] != [b for b, _ in down]
     assert up[-1] == down[0] and up[0] != down[0]
     rank_button = table.find_element("css selector", "th[data-key=rank] button")
-    rank_button.click()
-    rank_button.click()
+    rank_button.click()  # a rank's first click: 1 first
     assert [b for b, _ in bots_and_elo()] == [b for b, _ in before]
+    table.find_element("css selector", "th[data-key=bot] button").click()  # a name's first click: A to Z
+    names = [b for b, _ in bots_and_elo()]
+    assert names == sorted(names, key=str.lower) or names == sorted(names), names
+    assert table.find_element("css selector", "th[data-key=bot]").get_attribute("aria-sort") == "ascending"
 
 
 def test_a_crosstable_cell_leads_to_that_pairings_games(sites, browser):

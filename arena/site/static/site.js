@@ -25,12 +25,15 @@
     sorted[table.id] = {key, ascending};
   }
 
-  // a click on a column head: descending first, then the other way (the games list: via its address)
+  // a click on a column head: names A to Z and figures highest first (a rank: 1 first, its
+  // data-first), a second click the other way (the games list: via its address)
   document.addEventListener("click", (e) => {
     const button = e.target.closest("table.sortable thead th button");
     if (!button) return;
     const th = button.closest("th"), table = button.closest("table");
-    const ascending = th.getAttribute("aria-sort") === "descending";
+    const current = th.getAttribute("aria-sort");
+    const first = th.dataset.first || (th.dataset.type === "num" ? "descending" : "ascending");
+    const ascending = current ? current === "descending" : first === "ascending";
     if (table.dataset.address) setAddress({sort: (ascending ? "" : "-") + th.dataset.key}, true);
     else sortTable(table, th.dataset.key, ascending);
   });
