@@ -106,6 +106,10 @@ def test_submit_refuses_a_bot_whose_choose_raises_and_shows_its_traceback(tmp_pa
     done = arena("submit", "s.toml", "careless", sys.executable, str(RAISING), cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "rejected" in done.stderr and "choose() raised" in done.stderr
+    first, second, *_ = done.stderr.splitlines()  # the headline (with where it was checked), then the trace
+    sandboxed = " (checked in the sandbox: docs/limits.md says what a bot may use)"
+    assert first.removesuffix(sandboxed).endswith("(the SDK played the first legal move instead)"), first
+    assert second == "the first traceback:", second
     assert "return 1 // 0" in done.stderr
     assert "ZeroDivisionError: integer division or modulo by zero" in done.stderr
     assert path.read_text() == before

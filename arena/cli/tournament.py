@@ -500,7 +500,8 @@ def _check_records(records: list, name: str, games: int) -> str | None:
             count = max(len(errors), record.errors[seat])
             trace = errors[0].strip() if errors else "(not recorded)"
             return (f"bot {name!r}: its choose() raised an exception on {count} of its moves in game "
-                    f"{record.game_id} (the SDK played the first legal move instead); the first:\n{trace}")
+                    f"{record.game_id} (the SDK played the first legal move instead)\nthe first traceback:\n"
+                    f"{trace}")
         if not any(m.seat == seat for m in record.moves) and not record.forfeit:
             return f"bot {name!r} made no move in game {record.game_id} ({record.reason})"
     return None
