@@ -427,6 +427,35 @@ def test_serve_shows_a_game_finished_after_the_page_was_opened(tmp_path, browser
         server.stderr.close()
 
 
+def test_serve_before_the_first_game_shows_the_bots_and_no_games(tmp_path):
+    """docs/site.md: T may be the tournament file before its first game (it answered 404 and logged a
+    FileNotFoundError every second: the results directory did not exist yet)."""
+    import httpx
+
+    path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4", games=2)
+    command = [sys.executable, "-m", "arena", "serve", path.name, "--port", "0"]
+    server = subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    try:
+        line = server.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert match, (line, server.stderr.read() if server.poll() is not None else "")
+        index = httpx.get(match.group(0), timeout=10)
+        assert index.status_code == 200
+        bots = re.findall(r'data-bot="([^"]+)"', index.text)
+        assert bots and set(bots) <= {b for b in re.findall(r'name = "([^"]+)"', path.read_text())}
+        games = httpx.get(match.group(0) + "games.html", timeout=10)
+        assert games.status_code == 200 and "data-game=" not in games.text
+        time.sleep(1.5)  # the watcher looks again every second: it must not complain
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        err = server.stderr.read()
+        server.stdout.close()
+        server.stderr.close()
+    assert "warning" not in err and "Error" not in err, err
+
+
 def test_tournament_run_serve_serves_during_and_after_the_run(tmp_path):
     import signal
     import urllib.request

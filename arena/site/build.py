@@ -26,7 +26,7 @@ from arena.site import model
 from arena.tournament import config
 from arena.tournament import standings as st
 from arena.tournament.formats import bye_points
-from arena.tournament.store import DB_NAME, StoredGame
+from arena.tournament.store import DB_NAME, RESULTS_DIR_MODE, StoredGame
 
 SITE_DIR_NAME = "site"
 HERE = Path(__file__).resolve().parent
@@ -222,6 +222,8 @@ class SiteBuilder:
             return
         if path != self.out:
             self._folder(path.parent)
+        elif not path.parent.exists():  # `arena serve` before the first game: no results directory yet
+            path.parent.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
         path.mkdir(exist_ok=True)
         mode = path.stat().st_mode & 0o7777
         wanted = mode | DIR_MODE if path == self.out else DIR_MODE
