@@ -368,6 +368,38 @@ def test_ctrl_c_under_tee_stops_the_run_its_workers_and_bots_within_seconds(tmp_
         assert len(rows(db)) < 360 if db.is_file() else True
 
 
+def test_kill_9_of_the_runner_ends_its_workers_and_bots_within_two_seconds(tmp_path):
+    """kill -9 of `arena tournament run` while its bots think (3 s a move): every worker and bot of
+    the run is gone within 2 s (they lived on for 3-13 s). Unsandboxed, so the bots keep the test's tag."""
+    slow = f"{sys.executable} {BROKEN} sleep 3"
+    write(tmp_path / "k.toml", games=4, bots=(("a", slow), ("b", slow), ("c", slow)), time_s="5",
+          extra='[limits]\nsandbox = "off"')
+    tag = f"{os.getpid()}-kill9"
+    run = subprocess.Popen(arena_cmd("tournament", "run", "k.toml", "--concurrency", "2"), cwd=tmp_path,
+                           env={**ENV, "ARENA_TEST_TAG": tag}, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_tagged(tag)) < 7 and time.monotonic() < deadline:  # arena, its resource tracker,
+            time.sleep(0.05)  # 2 workers and their 4 bots
+        assert len(_tagged(tag)) >= 7, "the run never got its bots going"
+        time.sleep(0.5)  # the bots are thinking
+        os.kill(run.pid, signal.SIGKILL)
+        killed = time.monotonic()
+        while _tagged(tag) and time.monotonic() - killed < 2:
+            time.sleep(0.05)
+        left = _tagged(tag)
+        shown = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120] for pid in left}
+        assert not left, f"processes {shown} still alive 2 s after kill -9 of the runner"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+        for pid in _tagged(tag):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        run.wait()
+
+
 def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_path):
     crash = f"{sys.executable} {BROKEN} crash"
     write(tmp_path / "c.toml", games=2, bots=("a", ("crasher", crash), "b"), params="rows = 6\ncols = 6")

@@ -11,7 +11,6 @@ parent's SIGINT) stops the match being played and its bots, and no later task st
 """
 from __future__ import annotations
 
-import _thread
 import contextlib
 import dataclasses
 import json
@@ -37,7 +36,10 @@ PLAYING_DIR = "playing"
 params, players and the moves so far), rewritten after every move by the worker playing it and
 removed when the game ends, so that `arena serve` can show games as they are played. The workers
 find it as <notes>/playing, a link the local pool makes in the directory of the progress notes."""
-_PARENT_POLL_S = 0.5
+_PARENT_POLL_S = 0.1
+"""How often a worker looks whether the run that started it is still there (a getppid() call)."""
+_ORPHAN_GRACE_S = 0.5
+"""A worker whose run died (kill -9) gives its referee this long to stop its bots, then exits."""
 _STOP_GRACE_S = 2.0
 """Interrupted: how long the workers have to stop their matches and their bots before they are
 killed (seconds; their bots' watchdogs then kill the bots)."""
@@ -220,10 +222,11 @@ def _init_worker(parent_pid: int, stream: Any = None, notes: Path | None = None,
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(_PARENT_POLL_S)
-        if _PLAYING:  # the referee stops its bots
-            _thread.interrupt_main()
-            time.sleep(5.0)
-        os._exit(1)
+        if _PLAYING:  # the referee stops its bots: a real SIGINT to the main thread, so that a wait
+            with contextlib.suppress(Exception):  # in a system call ends now, not after the move
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
+            time.sleep(_ORPHAN_GRACE_S)
+        os._exit(1)  # the bots' watchdog kills whatever is left once this process is gone
 
     threading.Thread(target=watch, name="arena-parent-watch", daemon=True).start()
 
