@@ -76,6 +76,11 @@ def test_random_openings_give_every_pair_its_own_opening_in_both_seats(tmp_path)
     shown = run_arena("standings", "op.toml", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert elo_margins(shown.stdout) == {"first1": "0", "first2": "0"}
+    assert "20 games a pairing, openings random:4: 20/20 games played" in shown.stdout  # what ± is over
+    published = run_arena("publish", "op.toml", cwd=tmp_path)
+    assert published.returncode == 0, published.stderr
+    index = (tmp_path / "results" / "op" / "site" / "index.html").read_text()
+    assert '<dd id="openings">random:4 (each game pair starts from one opening, seats swapped)</dd>' in index
     # the same seed draws the same openings again; raising the games keeps the first pairs' ones
     t = config.load(tmp_path / "op.toml")
     assert t.opening_moves(20) == tuple(openings)

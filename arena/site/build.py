@@ -256,6 +256,7 @@ class SiteBuilder:
             "last_game": started[-1][:16].replace("T", " ") if started else "",
             "published": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "isolation": model.isolation_summary(games),
+            "openings": standings.openings_text(),
         }
 
 

@@ -339,6 +339,15 @@ class Standings:
     """Counted games played under load (GameRecord.loaded_moves)."""
     aborted: str = ""
     """The aborted games with both bots' last output (arena.tournament.aborted.aborted_note), or ""."""
+    openings: str = ""
+    """The balanced openings game pairs started from (the fingerprint's `openings`: "random:4", a
+    file), "" without: they change what Elo's ± means (game pairs, not single games)."""
+
+    def openings_text(self) -> str:
+        """"random:4 (each game pair starts from one opening, seats swapped)", or ""."""
+        if not self.openings:
+            return ""
+        return f"{self.openings} (each game pair starts from one opening, seats swapped)"
 
     def format_text(self) -> str:
         """"round robin", "gauntlet of alice, bob", "Swiss of 7 rounds"."""
@@ -352,9 +361,11 @@ class Standings:
         """The line above every table: the tournament, its format and the games played."""
         kind = "" if self.format == "round_robin" else f"{self.format_text()}, "
         cpu = " of CPU" if self.clock == "cpu" else ""
+        openings = f", openings {self.openings}" if self.openings else ""
         return (f"{self.name or '?'}: {self.game}{f' ({self.params})' if self.params else ''}, "
                 f"time {self.time_control} s{cpu}, {len(self.bots)} bots, "
-                f"{kind}{self.games_per_pairing} games a pairing: {self.played}/{self.planned} games played"
+                f"{kind}{self.games_per_pairing} games a pairing"
+                f"{openings}: {self.played}/{self.planned} games played"
                 f"{self.isolation}{f'; {self.under_load} played under load' if self.under_load else ''}")
 
     def opponents(self, bot: str) -> list[tuple[str, Score]]:
@@ -409,6 +420,7 @@ def compute(fingerprint: dict[str, Any], games: Sequence[StoredGame],
         wall_factor=float(str(fingerprint.get("clock", "wall x3")).partition(" x")[2] or 3),
         under_load=sum(1 for g in games_counted if g.record.loaded_moves),
         aborted=aborted_note(g.record for g in games),
+        openings=str(fingerprint.get("openings") or ""),
     )
 
 
