@@ -152,6 +152,9 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
                             "(trusted code only; without it the server refuses to start there)")
     serve.add_argument("--https-cookies", action="store_true",
                        help="mark the session cookie Secure (the server is reached through HTTPS)")
+    serve.add_argument("--trusted-proxy", metavar="IP[,IP...]", default=None,
+                       help="the reverse proxy's address: its X-Forwarded-For names the client whose "
+                            "sign-in tries are counted (default: none trusted, the client is the peer)")
     serve.set_defaults(func=cmd_serve)
 
     invite = csub.add_parser("invite", help="write DIR/invites.csv: id, email and a one-time sign-in link "
@@ -191,6 +194,9 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
                         help="wait for the final status and print it; exit 0 only if qualified")
     submit.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="with --wait, give up after S seconds (exit 1)")
+    submit.add_argument("--insecure-http", action="store_true",
+                        help="allow a plain http:// URL to another machine (the token then crosses the "
+                             "network unencrypted); without it only https://, or http:// to this machine")
     submit.set_defaults(func=cmd_submit)
 
 
@@ -213,7 +219,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.course import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
-                        https_cookies=args.https_cookies, cluster=args.cluster)
+                        https_cookies=args.https_cookies, cluster=args.cluster,
+                        trusted_proxy=args.trusted_proxy)
 
 
 @_server_guard
@@ -270,11 +277,11 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 @_server_guard
 def cmd_submit(args: argparse.Namespace) -> int:
-    """arena course submit URL FILE [--token TOKEN] [--wait] [--protocol stdio]"""
+    """arena course submit URL FILE [--token TOKEN] [--wait] [--protocol stdio] [--insecure-http]"""
     from arena.course import client
 
     return client.submit(args.url, args.file, client.token_from(args.token), args.protocol, args.wait,
-                         args.timeout)
+                         args.timeout, insecure_http=args.insecure_http)
 
 
 def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:
