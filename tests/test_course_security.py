@@ -164,14 +164,14 @@ def test_a_strangers_wrong_passwords_do_not_keep_the_owner_out(server, links):
     stranger = client_from(server, "127.0.0.2")
     codes = [wrong_password(stranger, "s003") for _ in range(8)]
     assert codes == [401] * 5 + [429] * 3
-    page = stranger.get("/login")
-    held = stranger.post("/login", data={"csrf": csrf_of(page.text), "id": "s003", "password": PASSWORD})
-    assert held.status_code == 429 and held.headers["retry-after"].isdigit()  # even the right one, from there
     owner = client_from(server, "127.0.0.1")
     page = owner.get("/login")
     answer = owner.post("/login", data={"csrf": csrf_of(page.text), "id": "s003", "password": PASSWORD})
     assert answer.status_code == 303 and answer.headers["location"] == "/me"
     assert owner.get("/me").status_code == 200
+    page = stranger.get("/login")
+    held = stranger.post("/login", data={"csrf": csrf_of(page.text), "id": "s003", "password": PASSWORD})
+    assert held.status_code == 429 and held.headers["retry-after"].isdigit()  # even the right one, from there
 
 
 def test_one_address_spraying_ids_is_refused(server):
@@ -253,12 +253,13 @@ def test_uploads_refused_by_the_rate_limit_leave_nothing_behind(course, server, 
     student = signed_in(server.url, links["s002"])
     first = submitted_id(upload(student, "first.py", GOOD_BOT))
     size = store_bytes(course)
-    for n in range(20):
-        big = GOOD_BOT + f"# {n}\n" + "#" * MB  # each a new file, so each would be stored anew
-        answer = upload(student, f"again{n}.py", big)
+    answers = [upload(student, f"again{n}.py", GOOD_BOT + f"# {n}\n" + "#" * MB)  # each a new file
+               for n in range(20)]
+    left = store_bytes(course) - size
+    assert left == 0, f"refused uploads left {left:,} bytes in the store"
+    for answer in answers:
         assert answer.status_code == 429 and "one upload a minute: try again in" in answer.text
         assert answer.headers["retry-after"].isdigit()
-    assert store_bytes(course) == size, "refused uploads left bytes in the store"
     assert [s["id"] for s in statuses(student)] == [first]
 
 
