@@ -77,7 +77,7 @@ class BodyLimit:
 
 async def too_large(send: Any, path: str, limit: int, sent: str) -> None:
     """Answer 413 and close the connection (the rest of the body is never read)."""
-    text = f"too big: {sent}; {path} takes at most {limit:,} bytes (an upload: upload_max_mb, and its form)"
+    text = f"too big: {sent}; {path} takes at most {limit:,} bytes"
     if path.startswith("/api/"):
         body, kind = json.dumps({"error": text}).encode(), b"application/json"
     else:
