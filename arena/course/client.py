@@ -98,6 +98,8 @@ def _request(url: str, token: str, data: bytes | None = None, content_type: str 
         raise SubmitError(f"{url}: {exc.code}: {message}") from None
     except urllib.error.URLError as exc:
         raise SubmitError(f"cannot reach {url}: {exc.reason}") from None
+    except SubmitError:  # a redirect refused (_SameOrigin)
+        raise
     except (OSError, ValueError) as exc:
         raise SubmitError(f"{url}: {exc}") from None
 
