@@ -119,6 +119,25 @@ def test_an_oversized_sign_in_body_is_refused_while_it_streams(server):
     assert httpx.get(server.url + "/login", timeout=30).status_code == 200  # still serving
 
 
+def test_a_body_the_app_never_reads_is_not_drained_forever(server):
+    """Not signed in, the upload is answered with a redirect before its body is read; the body
+    that keeps coming is thrown away up to a bound, then the connection is closed."""
+    from arena.course.bounds import DRAIN_MAX_BYTES
+
+    sent = 0
+    chunk = b"10000\r\n" + b"a" * 0x10000 + b"\r\n"
+    with socket.create_connection(host_port(server), timeout=30) as sock:
+        sock.sendall(b"POST /me/submit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; "
+                     b"boundary=x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try:
+            while sent < 100 * MB:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    assert sent < DRAIN_MAX_BYTES + 8 * MB, f"{sent:,} bytes taken by a request already answered"
+
+
 # --- slow clients ---
 
 def test_half_sent_requests_are_closed_and_others_served_meanwhile(server):

@@ -8,6 +8,8 @@ and python-multipart never hold or spool more than the bound. `GuardedH11Protoco
 h11 protocol with two timers uvicorn lacks (its keep-alive timeout runs only between requests):
 a request's headers must be whole HEADER_TIMEOUT_S after its first byte, and a body must not
 stall for BODY_IDLE_S; otherwise the connection is closed, so half-sent requests cannot pile up.
+A body still coming after the answer (uvicorn reads it to throw it away) is closed past
+DRAIN_MAX_BYTES.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ HEADER_TIMEOUT_S = 5.0
 connection's opening) (seconds)."""
 BODY_IDLE_S = 20.0
 """How long a request's body may send nothing before the connection is closed (seconds)."""
+DRAIN_MAX_BYTES = 16 * 1024 * 1024
+"""How much of a body the app did not read (it answered first: a redirect to sign in, a refusal)
+is received and thrown away, so the client then reads the answer, before the connection is closed."""
 
 
 class TooLarge(Exception):
@@ -93,10 +98,18 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._request_timer: asyncio.TimerHandle | None = None
+        self._drained = 0
         super().connection_made(transport)
         self._arm(HEADER_TIMEOUT_S)
 
     def data_received(self, data: bytes) -> None:
+        if self.cycle is not None and self.cycle.response_complete and self.conn.their_state is h11.SEND_BODY:
+            self._drained += len(data)
+            if self._drained > DRAIN_MAX_BYTES:
+                self.transport.close()
+                return
+        else:
+            self._drained = 0
         super().data_received(data)
         self._rearm()
 
