@@ -264,6 +264,11 @@ def test_staff_end_a_students_sessions(course, server, links):
     csrf = csrf_of(student.get("/me").text)
     answer = student.post("/staff/students/s002/sessions/end", data={"csrf": csrf})
     assert answer.status_code == 404
+    code, out, err = arena("course", "sign-out", str(course), "s001")  # on the server's machine
+    assert (code, out) == (0, "s001: 1 session ended\n"), err
+    assert student.get("/me").status_code == 303
+    code, _, err = arena("course", "sign-out", str(course), "nobody")
+    assert code == 2 and "no account 'nobody'" in err
 
 
 # --- uploads ---

@@ -182,6 +182,12 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     token.add_argument("student", metavar="ID", help="the student's id in the roster")
     token.set_defaults(func=cmd_token)
 
+    sign_out = csub.add_parser("sign-out", help="end every session of a student or staff member (their "
+                                                "cookies open nothing after; in the audit log)")
+    sign_out.add_argument("directory", metavar="DIR", help="the course's directory")
+    sign_out.add_argument("account", metavar="ID", help="a student's id or a staff name")
+    sign_out.set_defaults(func=cmd_sign_out)
+
     submit = csub.add_parser("submit", help="upload a bot to a course server (a student's command)")
     submit.add_argument("url", metavar="URL", help="the course server's address, e.g. https://bots.example.org")
     submit.add_argument("file", metavar="FILE", help="the bot: a .py file, a stdio program's source, or a "
@@ -272,6 +278,21 @@ def cmd_token(args: argparse.Namespace) -> int:
     if course.student(args.student) is None:
         raise BadInput(f"no student {args.student!r} in the roster {course.config.roster}")
     print(Accounts(course.directory).new_token(args.student))
+    return EXIT_OK
+
+
+@_server_guard
+def cmd_sign_out(args: argparse.Namespace) -> int:
+    """arena course sign-out DIR ID"""
+    from arena.course.accounts import TERMINAL, Accounts
+    from arena.course.config import load
+
+    accounts = Accounts(load(Path(args.directory)).directory)
+    if accounts.get(args.account) is None:
+        raise BadInput(f"no account {args.account!r} (a student's id with a sign-in link, or a staff name)")
+    ended = accounts.end_sessions(args.account)
+    accounts.audit(TERMINAL, "ended sessions", args.account, f"{ended} session{'s' if ended != 1 else ''}")
+    print(f"{args.account}: {ended} session{'s' if ended != 1 else ''} ended")
     return EXIT_OK
 
 

@@ -551,7 +551,7 @@ def held_off(account_id: str, which: str, wait_s: float) -> str:
     minutes = math.ceil(wait_s / 60)
     if which == "address":
         return f"Too many wrong passwords from your address: try again in {minutes} min."
-    return f"Too many wrong passwords for {account_id}: try again in {minutes} min."
+    return f"Too many wrong passwords for {account_id[:64]}: try again in {minutes} min."
 
 
 def json_for_script(value: Any) -> str:
