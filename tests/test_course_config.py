@@ -17,7 +17,7 @@ def test_the_templates_load_with_the_games_defaults(tmp_path):
     assert (course.game, course.params, course.time_control.per_move) == ("santorini",
                                                                           {"limited_supply": False}, 5.0)
     assert (course.qualification_games, course.upload_max_bytes) == (2, 5_000_000)
-    assert course.upload_interval_s == 60
+    assert (course.upload_interval_s, course.storage_bytes) == (60, 50_000_000)
     assert (course.build_time_s, course.build_memory_mb, course.limits.sandbox) == (300, 2048, "on")
     assert (course.opens, course.deadline, course.roster) == (None, None, tmp_path / "c" / "roster.csv")
     assert config.read_roster(course.roster) == []
@@ -41,6 +41,7 @@ def test_every_key_is_read(tmp_path):
         deadline = "2026-03-01T23:59:00Z"
         upload_max_mb = 0.5
         upload_interval_s = 0
+        storage_mb = 20
         roster = "people.csv"
         [params]
         rows = 5
@@ -56,6 +57,7 @@ def test_every_key_is_read(tmp_path):
     assert course.opens == datetime(2026, 2, 1, 9, tzinfo=timezone(timedelta(hours=1)))
     assert course.deadline == datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
     assert (course.upload_max_bytes, course.upload_interval_s) == (500_000, 0)
+    assert course.storage_bytes == 20_000_000
     assert course.roster.name == "people.csv"
     assert (course.build_time_s, course.build_memory_mb, course.limits.memory_mb) == (30, 512, 256)
 
@@ -73,6 +75,8 @@ def test_every_key_is_read(tmp_path):
      "deadline: 2026-03-01T00:00:00+00:00 is not after opens"),
     ('game = "domineering"\nqualification_games = 0', "qualification_games: must be a whole number >= 1"),
     ('game = "domineering"\nupload_max_mb = -1', "upload_max_mb: must be a finite number, more than 0"),
+    ('game = "domineering"\nstorage_mb = 0', "storage_mb: must be a finite number, more than 0, got 0"),
+    ('game = "domineering"\nstorage_mb = "lots"', "storage_mb: must be a finite number, more than 0"),
     ('game = "domineering"\n[build]\ntime_s = "long"', "build.time_s: must be a finite number"),
     ('game = "domineering"\n[build]\ncores = 2', "build.cores: unknown key"),
     ('game = "domineering"\n[limits]\nsandbox = "off"', "limits.sandbox: a course always sandboxes"),

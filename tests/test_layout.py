@@ -36,8 +36,9 @@ ONLY_IN = {
     "pyseccomp": ("arena/cell/seccomp.py",),
     "pandas": ("arena/tournament/standings.py", "arena/site/"),
     "tabulate": ("arena/tournament/standings.py", "arena/site/"),
-    "starlette": ("arena/course/app.py", "arena/course/season_pages.py"),  # the web app: its pages
-    "uvicorn": ("arena/course/server.py",),
+    "starlette": ("arena/course/app.py", "arena/course/season_pages.py",  # the web app: its pages
+                  "arena/course/bounds.py"),  # and its bounds on requests
+    "uvicorn": ("arena/course/server.py", "arena/course/bounds.py"),  # bounds: the guarded h11 protocol
     "argon2": ("arena/course/accounts.py",),
     "openskill": ("arena/course/ladder.py",),
     "copydetect": ("arena/course/similarity.py",),

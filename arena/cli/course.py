@@ -154,6 +154,9 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
                             "(trusted code only; without it the server refuses to start there)")
     serve.add_argument("--https-cookies", action="store_true",
                        help="mark the session cookie Secure (the server is reached through HTTPS)")
+    serve.add_argument("--trusted-proxy", metavar="IP[,IP...]", default=None,
+                       help="the reverse proxy's address: its X-Forwarded-For names the client whose "
+                            "sign-in tries are counted (default: none trusted, the client is the peer)")
     serve.set_defaults(func=cmd_serve)
 
     invite = csub.add_parser("invite", help="write DIR/invites.csv: id, email and a one-time sign-in link "
@@ -181,6 +184,12 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     token.add_argument("student", metavar="ID", help="the student's id in the roster")
     token.set_defaults(func=cmd_token)
 
+    sign_out = csub.add_parser("sign-out", help="end every session of a student or staff member (their "
+                                                "cookies open nothing after; in the audit log)")
+    sign_out.add_argument("directory", metavar="DIR", help="the course's directory")
+    sign_out.add_argument("account", metavar="ID", help="a student's id or a staff name")
+    sign_out.set_defaults(func=cmd_sign_out)
+
     submit = csub.add_parser("submit", help="upload a bot to a course server (a student's command)")
     submit.add_argument("url", metavar="URL", help="the course server's address, e.g. https://bots.example.org")
     submit.add_argument("file", metavar="FILE", help="the bot: a .py file, a stdio program's source, or a "
@@ -193,6 +202,9 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
                         help="wait for the final status and print it; exit 0 only if qualified")
     submit.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="with --wait, give up after S seconds (exit 1)")
+    submit.add_argument("--insecure-http", action="store_true",
+                        help="allow a plain http:// URL to another machine (the token then crosses the "
+                             "network unencrypted); without it only https://, or http:// to this machine")
     submit.set_defaults(func=cmd_submit)
 
 
@@ -215,7 +227,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from arena.course import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
-                        https_cookies=args.https_cookies, cluster=args.cluster)
+                        https_cookies=args.https_cookies, cluster=args.cluster,
+                        trusted_proxy=args.trusted_proxy)
 
 
 @_server_guard
@@ -271,12 +284,27 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 @_server_guard
+def cmd_sign_out(args: argparse.Namespace) -> int:
+    """arena course sign-out DIR ID"""
+    from arena.course.accounts import TERMINAL, Accounts
+    from arena.course.config import load
+
+    accounts = Accounts(load(Path(args.directory)).directory)
+    if accounts.get(args.account) is None:
+        raise BadInput(f"no account {args.account!r} (a student's id with a sign-in link, or a staff name)")
+    ended = accounts.end_sessions(args.account)
+    accounts.audit(TERMINAL, "ended sessions", args.account, f"{ended} session{'s' if ended != 1 else ''}")
+    print(f"{args.account}: {ended} session{'s' if ended != 1 else ''} ended")
+    return EXIT_OK
+
+
+@_server_guard
 def cmd_submit(args: argparse.Namespace) -> int:
-    """arena course submit URL FILE [--token TOKEN] [--wait] [--protocol stdio]"""
+    """arena course submit URL FILE [--token TOKEN] [--wait] [--protocol stdio] [--insecure-http]"""
     from arena.course import client
 
     return client.submit(args.url, args.file, client.token_from(args.token), args.protocol, args.wait,
-                         args.timeout)
+                         args.timeout, insecure_http=args.insecure_http)
 
 
 def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:

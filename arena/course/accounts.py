@@ -17,6 +17,7 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ TOKEN_PREFIX = "arena_"
 INVITE_PATH = "/invite/"
 """A sign-in link is BASE_URL + INVITE_PATH + its secret."""
 BUSY_TIMEOUT_S = 30.0
+SESSION_DAYS = 14
+SESSION_S = SESSION_DAYS * 24 * 3600
+"""How long a sign-in lasts without signing in again (seconds)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
@@ -52,6 +56,13 @@ CREATE TABLE IF NOT EXISTS accounts (
     generation INTEGER NOT NULL DEFAULT 0,  -- bumped on a new password: older sessions end
     created TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,            -- SHA-256 of the session's secret (the cookie carries the secret)
+    account_id TEXT NOT NULL,
+    created TEXT NOT NULL,          -- ISO 8601, UTC
+    expires REAL NOT NULL           -- Unix time after which the session is over
+);
+CREATE INDEX IF NOT EXISTS sessions_by_account ON sessions (account_id);
 CREATE TABLE IF NOT EXISTS audit_log (
     id INTEGER PRIMARY KEY,
     at TEXT NOT NULL,               -- ISO 8601, UTC
@@ -198,6 +209,7 @@ class Accounts:
                                    "sign in with your password, or ask staff for a new link")
             db.execute("UPDATE accounts SET password = ?, invite = NULL, generation = generation + 1 "
                        "WHERE id = ?", (hashed, row[0]))
+            db.execute("DELETE FROM sessions WHERE account_id = ?", (row[0],))
         account = self.get(row[0])
         assert account is not None
         return account
@@ -227,6 +239,43 @@ class Accounts:
             self.hasher.hash(password[:MAX_PASSWORD_CHARS] or "-")
         except Exception:  # noqa: BLE001 (only the time matters)
             pass
+
+    # --- sessions ---
+    def open_session(self, account_id: str, lasts_s: float = SESSION_S) -> str:
+        """A new session of `account_id` for `lasts_s` seconds: its secret, for the cookie (only
+        its SHA-256 is kept, so a copy of the database opens no session). Expired ones are dropped."""
+        secret = secrets.token_urlsafe(32)
+        now = time.time()
+        with self._db() as db:
+            db.execute("DELETE FROM sessions WHERE expires < ?", (now,))
+            db.execute("INSERT INTO sessions (id, account_id, created, expires) VALUES (?, ?, ?, ?)",
+                       (digest(secret), account_id, now_text(), now + lasts_s))
+        return secret
+
+    def session_account(self, secret: str) -> Account | None:
+        """The account of a session that is open (not ended, not expired), else None."""
+        if not secret:
+            return None
+        row = self._one("SELECT account_id FROM sessions WHERE id = ? AND expires >= ?", digest(secret),
+                        time.time())
+        return self.get(row[0]) if row else None
+
+    def end_session(self, secret: str) -> None:
+        """End one session (sign-out): its cookie, wherever a copy of it is, opens nothing after."""
+        with self._db() as db:
+            db.execute("DELETE FROM sessions WHERE id = ?", (digest(secret),))
+
+    def end_sessions(self, account_id: str) -> int:
+        """End every session of `account_id` (staff's "sign out everywhere"); how many there were."""
+        with self._db() as db:
+            return db.execute("DELETE FROM sessions WHERE account_id = ? AND expires >= ?",
+                              (account_id, time.time())).rowcount
+
+    def session_count(self, account_id: str) -> int:
+        """How many sessions of `account_id` are open."""
+        row = self._one("SELECT COUNT(*) FROM sessions WHERE account_id = ? AND expires >= ?", account_id,
+                        time.time())
+        return int(row[0]) if row else 0
 
     # --- API tokens ---
     def new_token(self, account_id: str, role: str = STUDENT) -> str:

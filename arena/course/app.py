@@ -5,8 +5,11 @@ One rule decides what a student may see: every URL naming a submission (its page
 source, download, games, actions) goes through `_visible`, which answers 404, the same page as for
 an id that does not exist, unless the submission is the signed-in student's own (staff see all).
 Pages sign in with a signed, HttpOnly, SameSite=Lax session cookie (Starlette's SessionMiddleware)
-and every form carries the session's CSRF token, checked on each POST; the API uses a bearer token
-instead (no cookie, so no CSRF). The course itself (config, storage, statuses) is the engine's
+carrying the secret of a session kept in the accounts' table (so sign-out, staff and a new password
+end it wherever the cookie was copied), and every form carries the session's CSRF token, checked
+on each POST; the API uses a bearer token instead (no cookie, so no CSRF). Sign-in tries are
+counted per id and client address (signin.py); request bodies are bounded as they stream
+(bounds.py). The course itself (config, storage, statuses) is the engine's
 `Course` facade: this module only lays it out, calling it in worker threads (it blocks on SQLite).
 """
 from __future__ import annotations
@@ -15,7 +18,6 @@ import hmac
 import json
 import math
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,9 +37,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
-from arena.course import phases
-from arena.course.accounts import Account, AccountError, Accounts, session_secret
+from arena.course import phases, signin
+from arena.course.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
 from arena.course.archives import Refused
+from arena.course.bounds import BodyLimit
 from arena.course.season_pages import SeasonPages
 from arena.course.service import Course, StudentRow, Submission
 from arena.site import model as site_model
@@ -50,14 +53,17 @@ SITE_STATIC = HERE.parent / "site" / "static"
 SITE_TEMPLATES = HERE.parent / "site" / "templates"
 """The published site's templates, second in the search path: the replay viewer's board (_board.html)."""
 SESSION_COOKIE = "arena_course"
-SESSION_MAX_AGE_S = 14 * 24 * 3600
+SESSION_MAX_AGE_S = SESSION_S
 """How long a sign-in lasts without signing in again (seconds)."""
-MAX_FAILED_SIGN_INS = 5
-FAILED_SIGN_IN_WINDOW_S = 15 * 60
-"""After MAX_FAILED_SIGN_INS wrong passwords for an id within this many seconds, that id may not
-try again until the oldest of them is this old (guessing costs a quarter of an hour per five)."""
+MAX_FAILED_SIGN_INS = signin.MAX_FAILED_SIGN_INS
+FAILED_SIGN_IN_WINDOW_S = signin.FAILURE_WINDOW_S
 FORM_OVERHEAD_BYTES = 64 * 1024
 """What an upload's form may add to the file's size limit (boundaries, fields, headers)."""
+FORM_MAX_BYTES = 32 * 1024
+"""The largest body of any request but an upload (sign-in and the other forms): two passwords of
+1,024 characters, percent-encoded, fit."""
+UPLOAD_PATHS = ("/me/submit", "/api/submissions")
+"""The routes that take a bot (and a report): their bound is the upload's limit plus the form's."""
 STATUS_POLL_MS = 1000
 """How often a page with unfinished submissions asks for their status (milliseconds)."""
 PROTOCOLS = (("v1", "v1: ZeroMQ, as the SDK and the kits speak it"),
@@ -101,17 +107,16 @@ class CourseApp:
         self.env.filters["last_line"] = last_line
         self.env.filters["when"] = when
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
-        self.failures: dict[str, list[float]] = {}
-        """Account id -> when its recent wrong passwords came (time.monotonic()); only the event
-        loop's thread touches it."""
+        self.guard = signin.SignInGuard()
 
     # --- rendering ---
-    def render(self, request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, status: int = 200,
+               headers: dict[str, str] | None = None, **context: Any) -> HTMLResponse:
         account = request.scope.get("account")
         html = self.env.get_template(template).render(
             title=self.title, version=__version__, account=account, csrf=csrf_token(request),
             poll_ms=STATUS_POLL_MS, **context)
-        return HTMLResponse(html, status_code=status, headers=NO_STORE)
+        return HTMLResponse(html, status_code=status, headers={**NO_STORE, **(headers or {})})
 
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "error.html", 404, heading=NOT_FOUND,
@@ -119,15 +124,15 @@ class CourseApp:
 
     # --- who is asking ---
     async def who(self, request: Request) -> Account | None:
-        """The signed-in account, None if the session is missing, stale (a new password since) or
-        a student's who left the roster."""
-        uid, generation = request.session.get("uid"), request.session.get("gen")
-        if not isinstance(uid, str):
+        """The signed-in account, None if the session is missing, ended (sign-out, staff, a new
+        password), expired, or a student's who left the roster."""
+        secret = request.session.get("sid")
+        if not isinstance(secret, str):
             return None
-        account = await run_in_threadpool(self.accounts.get, uid)
-        if account is None or account.generation != generation:
+        account = await run_in_threadpool(self.accounts.session_account, secret)
+        if account is None:
             return None
-        if not account.is_staff and await run_in_threadpool(self.course.student, uid) is None:
+        if not account.is_staff and await run_in_threadpool(self.course.student, account.id) is None:
             return None
         request.scope["account"] = account
         return account
@@ -153,37 +158,40 @@ class CourseApp:
             form = await checked_form(request)
             next_url = safe_next(str(form.get("next", "")))
             account_id = str(form.get("id", "")).strip()
-            wait_s = self.sign_in_wait(account_id)
+            address = client_address(request)
+            wait_s, which = self.guard.wait_s(account_id, address)
             if wait_s:
                 return self.render(request, "login.html", 429, next=next_url,
-                                   error=f"Too many wrong passwords for {account_id}: try again in "
-                                         f"{math.ceil(wait_s / 60)} min.")
+                                   error=held_off(account_id, which, wait_s),
+                                   headers={"Retry-After": str(math.ceil(wait_s))})
             password = str(form.get("password", ""))
-            account = await run_in_threadpool(self.accounts.sign_in, account_id, password)
+            try:
+                async with self.guard.hashing():
+                    account = await run_in_threadpool(self.accounts.sign_in, account_id, password)
+            except signin.Busy as exc:
+                return self.render(request, "login.html", 429, next=next_url, error=str(exc),
+                                   headers={"Retry-After": str(math.ceil(exc.retry_s))})
             if account is not None and (account.is_staff or
                                         await run_in_threadpool(self.course.student, account.id) is not None):
-                self.failures.pop(account_id, None)
-                start_session(request, account)
+                self.guard.succeeded(account_id, address)
+                await self.start_session(request, account)
                 return RedirectResponse(next_url or ("/staff" if account.is_staff else "/me"), 303)
-            self.failures.setdefault(account_id, []).append(time.monotonic())
+            self.guard.failed(account_id, address)
             error, status = "Wrong id or password.", 401
         return self.render(request, "login.html", status, error=error, next=next_url)
 
-    def sign_in_wait(self, account_id: str) -> float:
-        """Seconds until `account_id` may try a password again: 0, unless MAX_FAILED_SIGN_INS
-        wrong ones came within FAILED_SIGN_IN_WINDOW_S (kept in memory: a restart forgets)."""
-        now = time.monotonic()
-        recent = [t for t in self.failures.get(account_id, []) if now - t < FAILED_SIGN_IN_WINDOW_S]
-        if recent:
-            self.failures[account_id] = recent
-        else:
-            self.failures.pop(account_id, None)
-        if len(recent) < MAX_FAILED_SIGN_INS:
-            return 0.0
-        return FAILED_SIGN_IN_WINDOW_S - (now - recent[-MAX_FAILED_SIGN_INS])
+    async def start_session(self, request: Request, account: Account) -> None:
+        """Sign `account` in: a new session in the table, its secret and a fresh CSRF token in the
+        cookie (whatever the cookie held before is dropped)."""
+        secret = await run_in_threadpool(self.accounts.open_session, account.id)
+        request.session.clear()
+        request.session.update({"sid": secret, "csrf": secrets.token_urlsafe(32)})
 
     async def logout(self, request: Request) -> Response:
         await checked_form(request)
+        secret = request.session.get("sid")
+        if isinstance(secret, str):
+            await run_in_threadpool(self.accounts.end_session, secret)
         request.session.clear()
         return RedirectResponse("/login", 303)
 
@@ -202,11 +210,12 @@ class CourseApp:
                 error = "The two passwords differ."
             else:
                 try:
-                    account = await run_in_threadpool(self.accounts.accept_invite, secret, password)
-                except AccountError as exc:
+                    async with self.guard.hashing():
+                        account = await run_in_threadpool(self.accounts.accept_invite, secret, password)
+                except (AccountError, signin.Busy) as exc:
                     error = str(exc)
                 else:
-                    start_session(request, account)
+                    await self.start_session(request, account)
                     return RedirectResponse("/staff" if account.is_staff else "/me", 303)
         student = None if account.is_staff else await run_in_threadpool(self.course.student, account.id)
         return self.render(request, "invite.html", 400 if error else 200, error=error, invited=account,
@@ -222,7 +231,7 @@ class CourseApp:
         return await self.student_page(request, account, account.id)
 
     async def student_page(self, request: Request, account: Account, student_id: str, error: str = "",
-                           status: int = 200) -> Response:
+                           status: int = 200, headers: dict[str, str] | None = None) -> Response:
         student = await run_in_threadpool(self.course.student, student_id)
         if student is None:
             raise HTTPException(404)
@@ -231,8 +240,10 @@ class CourseApp:
         if account.is_staff:
             rows = await run_in_threadpool(self.course.rows)
             row = next((r for r in rows if r.student.id == student_id), None)
-        return self.render(request, "student.html", status, student=student, submissions=subs, error=error,
-                           protocols=PROTOCOLS, config=self.course.config, row=row,
+        sessions = await run_in_threadpool(self.accounts.session_count, student_id) if account.is_staff else 0
+        return self.render(request, "student.html", status, headers, student=student, submissions=subs,
+                           error=error, protocols=PROTOCOLS, config=self.course.config, row=row,
+                           sessions=sessions,
                            report_max=report_max_bytes(self.course), report_phases=report_phases(self.course),
                            submitted=request.query_params.get("submitted", ""))
 
@@ -252,6 +263,11 @@ class CourseApp:
         too_big = self.too_big(request)
         if too_big:
             return await self.student_page(request, account, account.id, too_big, 413)
+        try:  # before the form is read: a refused upload is neither spooled nor stored
+            await run_in_threadpool(self.course.check_upload, account.id, upload_declared(request))
+        except Refused as exc:
+            status = 429 if getattr(exc, "wait_s", 0) else 400
+            return await self.student_page(request, account, account.id, str(exc), status, retry_after(exc))
         form = await checked_form(request)
         try:
             s = await self.store_upload(account, form)
@@ -432,6 +448,20 @@ class CourseApp:
         await run_in_threadpool(self.accounts.audit, account.id, "disabled" if disabled else "enabled", sid)
         return RedirectResponse(f"/staff/students/{quote(sid)}", 303)
 
+    async def end_sessions(self, request: Request) -> Response:
+        """Staff sign a student out everywhere (a lost laptop, a shared password): audit-logged."""
+        account = await self.staff_account(request)
+        if isinstance(account, Response):
+            return account
+        await checked_form(request)
+        sid = request.path_params["sid"]
+        if await run_in_threadpool(self.course.student, sid) is None:
+            raise HTTPException(404)
+        ended = await run_in_threadpool(self.accounts.end_sessions, sid)
+        await run_in_threadpool(self.accounts.audit, account.id, "ended sessions", sid,
+                                f"{ended} session{'s' if ended != 1 else ''}")
+        return RedirectResponse(f"/staff/students/{quote(sid)}", 303)
+
     async def active_zip(self, request: Request) -> Response:
         account = await self.staff_account(request)
         if isinstance(account, Response):
@@ -474,6 +504,10 @@ class CourseApp:
         if too_big:
             return api_error(too_big, 413)
         try:
+            await run_in_threadpool(self.course.check_upload, account.id, upload_declared(request))
+        except Refused as exc:
+            return api_error(str(exc), 429 if getattr(exc, "wait_s", 0) else 400, retry_after(exc))
+        try:
             s = await self.store_upload(account, await request.form(max_files=2, max_fields=4))
         except Refused as exc:
             return api_error(str(exc), 400)
@@ -490,8 +524,34 @@ class CourseApp:
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-def api_error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=NO_STORE)
+def api_error(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers={**NO_STORE, **(headers or {})})
+
+
+def retry_after(exc: Refused) -> dict[str, str]:
+    """The Retry-After header of a refusal that passes with time (the upload interval), else none."""
+    wait_s = getattr(exc, "wait_s", 0)
+    return {"Retry-After": str(math.ceil(wait_s))} if wait_s else {}
+
+
+def upload_declared(request: Request) -> int:
+    """The upload's declared length less the form's overhead: what it may add to the store at most
+    (too_big has checked Content-Length is there)."""
+    return max(0, int(request.headers.get("content-length", "0")) - FORM_OVERHEAD_BYTES)
+
+
+def client_address(request: Request) -> str:
+    """The client's address as sign-in limits count it: the peer's (behind a proxy, the address
+    uvicorn takes from X-Forwarded-For when the proxy is trusted: `serve --trusted-proxy`)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def held_off(account_id: str, which: str, wait_s: float) -> str:
+    """What a sign-in held off by a limit of signin.py is told."""
+    minutes = math.ceil(wait_s / 60)
+    if which == "address":
+        return f"Too many wrong passwords from your address: try again in {minutes} min."
+    return f"Too many wrong passwords for {account_id[:64]}: try again in {minutes} min."
 
 
 def json_for_script(value: Any) -> str:
@@ -548,12 +608,6 @@ async def checked_form(request: Request) -> FormData:
     if not (isinstance(sent, str) and isinstance(expected, str) and hmac.compare_digest(sent, expected)):
         raise HTTPException(403, "the form had no valid CSRF token: reload the page and send it again")
     return form
-
-
-def start_session(request: Request, account: Account) -> None:
-    """Sign `account` in: a fresh session (and CSRF token), bound to the account's generation."""
-    request.session.clear()
-    request.session.update({"uid": account.id, "gen": account.generation, "csrf": secrets.token_urlsafe(32)})
 
 
 def to_login(request: Request) -> RedirectResponse:
@@ -639,6 +693,7 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/staff", views.staff_home),
         Route("/staff/students/{sid}", views.staff_student),
         Route("/staff/students/{sid}/disable", views.disable, methods=["POST"]),
+        Route("/staff/students/{sid}/sessions/end", views.end_sessions, methods=["POST"]),
         Route("/staff/active-sources.zip", views.active_zip),
         Route("/staff/audit", views.audit),
         Route("/api/submissions", views.api_submit, methods=["POST"]),
@@ -648,7 +703,10 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders),
+    upload_bound = course.config.upload_max_bytes + report_max_bytes(course) + FORM_OVERHEAD_BYTES
+    middleware = [Middleware(BodyLimit,
+                             bound=lambda path: upload_bound if path in UPLOAD_PATHS else FORM_MAX_BYTES),
+                  Middleware(SecurityHeaders),
                   Middleware(SessionMiddleware, secret_key=session_secret(course.config.directory),
                              session_cookie=SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="lax",
                              https_only=https_cookies)]

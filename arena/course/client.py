@@ -2,15 +2,19 @@
 
 Standard library only (urllib), so a student needs nothing but arena itself. It posts the file to
 the server's JSON API (`POST /api/submissions`, `Authorization: Bearer TOKEN`) and, with `wait`,
-polls `GET /api/submissions/ID` until the submission has its final status.
+polls `GET /api/submissions/ID` until the submission has its final status. The token goes to the
+URL's own origin only: a redirect elsewhere is refused, not followed, and a plain http:// URL is
+refused before any connection unless it names this machine (or `insecure_http`).
 """
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import secrets
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +33,53 @@ class SubmitError(ValueError):
     """The upload was refused or could not be made: one line naming why."""
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `url`, the port made explicit: what a token may be sent to."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port or default
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine without a lookup: localhost, 127.0.0.0/8 or ::1."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url(url: str, insecure_http: bool = False) -> None:
+    """SubmitError unless `url` is https://, or http:// to this machine (or with `insecure_http`):
+    checked before any name is looked up or any connection made."""
+    scheme, host, _ = origin(url)
+    if scheme not in ("http", "https") or not host:
+        raise SubmitError(f"{url}: not a server's address: give https://HOST (or http://127.0.0.1:PORT)")
+    if scheme == "http" and not is_loopback(host) and not insecure_http:
+        raise SubmitError(f"{url}: plain http:// would send your token unencrypted to {host}: use https://, "
+                          "or --insecure-http if you really mean it")
+
+
+class _SameOrigin(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the origin the token was meant for; any other is refused."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 (urllib's)
+        target = urllib.parse.urljoin(req.full_url, newurl)
+        if origin(target) != origin(req.full_url):
+            raise SubmitError(f"{req.full_url}: the server redirected to {target}, another origin: not "
+                              "followed (your token goes to the URL you gave only)")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+OPENER = urllib.request.build_opener(_SameOrigin)
+""""urlopen" with cross-origin redirects refused."""
+
+
 def _request(url: str, token: str, data: bytes | None = None, content_type: str = "") -> dict[str, Any]:
     """The JSON answer of one API call; SubmitError with the server's own message for a refusal."""
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
@@ -37,7 +88,7 @@ def _request(url: str, token: str, data: bytes | None = None, content_type: str 
     method = "POST" if data is not None else "GET"
     request = urllib.request.Request(url, data=data, headers=headers, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:  # noqa: S310 (the user's URL)
+        with OPENER.open(request, timeout=REQUEST_TIMEOUT_S) as response:
             return json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:
         try:
@@ -47,6 +98,8 @@ def _request(url: str, token: str, data: bytes | None = None, content_type: str 
         raise SubmitError(f"{url}: {exc.code}: {message}") from None
     except urllib.error.URLError as exc:
         raise SubmitError(f"cannot reach {url}: {exc.reason}") from None
+    except SubmitError:  # a redirect refused (_SameOrigin)
+        raise
     except (OSError, ValueError) as exc:
         raise SubmitError(f"{url}: {exc}") from None
 
@@ -77,10 +130,12 @@ def describe(s: dict[str, Any]) -> str:
 
 def submit(url: str, path: str | Path, token: str, protocol: str = "v1", wait: bool = False,
            timeout_s: float | None = None, say: Callable[[str], None] = print,
-           poll_s: float = POLL_S) -> int:
+           poll_s: float = POLL_S, insecure_http: bool = False) -> int:
     """Upload `path` to the course server at `url` as the token's student. Without `wait`, 0 once
     stored; with it, the final status is printed and the exit code is 0 only for qualified (1 for
-    failed, or still unfinished after `timeout_s`). SubmitError for a refusal or a bad file."""
+    failed, or still unfinished after `timeout_s`). SubmitError for a refusal, a bad file, or a URL
+    the token may not go to (check_url)."""
+    check_url(url, insecure_http)
     path = Path(path)
     try:
         data = path.read_bytes()

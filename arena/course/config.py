@@ -27,7 +27,7 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A student id: letters, digits, `_`, `.`, `-`, at most 64 (it names folders and URLs)."""
 
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
-        "upload_max_mb", "upload_interval_s", "roster", "build", "limits", "title"}
+        "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title"}
 SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy")
 """The season's sections (issue 25): kept as written in `CourseConfig.sections`, each read and checked by
 the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
@@ -35,7 +35,7 @@ the module that owns it (phases.py, ladder.py, final.py, grades.py...), which re
 KEYS |= set(SEASON_SECTIONS)
 BUILD_KEYS = {"time_s", "memory_mb"}
 EXAMPLE_TIME = "2026-03-01T23:59:00+01:00"
-DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0,
+DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0, "storage_mb": 50.0,
             "build_time_s": 300.0, "build_memory_mb": 2048}
 
 
@@ -71,6 +71,8 @@ class CourseConfig:
     deadline: datetime | None = None
     upload_max_bytes: int = int(DEFAULTS["upload_max_mb"] * 1_000_000)
     upload_interval_s: float = DEFAULTS["upload_interval_s"]
+    storage_bytes: int = int(DEFAULTS["storage_mb"] * 1_000_000)
+    """What the store may keep of one student's uploads and reports together (bytes)."""
     roster: Path = Path(ROSTER_NAME)
     title: str = ""
     sections: dict[str, Any] = field(default_factory=dict)
@@ -153,6 +155,8 @@ class _Reader:
             upload_interval_s=self.number("upload_interval_s",
                                           get("upload_interval_s", DEFAULTS["upload_interval_s"]),
                                           zero_ok=True),
+            storage_bytes=int(self.number("storage_mb", get("storage_mb", DEFAULTS["storage_mb"]))
+                              * 1_000_000),
             roster=self.roster(), title=title,
             sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data})
 
@@ -278,6 +282,7 @@ qualification_games = 2        # games against `random` (seats alternate) a subm
 
 upload_max_mb = 5              # the largest upload (MB)
 upload_interval_s = 60         # at most one upload a student in this many seconds (0: no limit)
+storage_mb = 50                # what the server keeps of one student's uploads and reports, all versions (MB)
 roster = "roster.csv"          # the students (id,name,email,group)
 
 [params]                       # the game's parameters (README.md: "The games and their rules")

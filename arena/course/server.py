@@ -143,15 +143,17 @@ def _dask_backend(address: str) -> Callable[[], object]:
 
 def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, concurrency: int = 1,
           unsafe_no_sandbox: bool = False, https_cookies: bool = False, out: TextIO = sys.stdout,
-          cluster: str | None = None) -> int:
+          cluster: str | None = None, trusted_proxy: str | None = None) -> int:
     """Serve the course in `directory` until SIGTERM or SIGINT; returns the exit code (0).
     `cluster`: a Dask cluster's address (or local:N) to play the games on, instead of a local pool
-    of `concurrency` workers. ServeError, CourseError or SandboxUnavailable (one line each) when it
-    cannot start."""
+    of `concurrency` workers. `trusted_proxy`: the address(es) of the reverse proxy whose
+    X-Forwarded-For names the client (comma-separated); without it the client is the peer.
+    ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
     from arena.course.accounts import Accounts
     from arena.course.app import create_app
+    from arena.course.bounds import GuardedH11Protocol
     from arena.course.jobs import Workers
     from arena.course.ladder import LadderRunner
     from arena.course.service import Course
@@ -167,8 +169,10 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    # the client's address counts sign-in tries: it is the peer's unless a proxy is trusted
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=10)
+                            timeout_graceful_shutdown=10, http=GuardedH11Protocol,
+                            proxy_headers=bool(trusted_proxy), forwarded_allow_ips=trusted_proxy or None)
     server = uvicorn.Server(config)
     if warning:
         print(f"arena course: {warning}", file=sys.stderr)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import sqlite3
+import threading
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,15 @@ from arena.course.config import CourseConfig, Student
 from arena.course.store import FINAL, NewSubmission, RateLimited, Store, utc_now
 from arena.match.records import GameRecord
 
-__all__ = ["Course", "Refused", "StudentRow", "Submission"]
+__all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
+
+
+class TooSoon(Refused):
+    """An upload within the course's interval of the last: `wait_s` seconds are left."""
+
+    def __init__(self, message: str, wait_s: float) -> None:
+        super().__init__(message)
+        self.wait_s = wait_s
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,9 @@ class Course:
         self.store = Store(self.directory)
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
+        self._locks: dict[str, threading.Lock] = {}
+        """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
+        self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
         phases.season(self.config, {s.id for s in self.students()})  # a bad [[phases]] fails here
         phases.tables(self.store)
@@ -123,22 +135,46 @@ class Course:
             raise Refused(f"too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
         name = archives.clean_filename(filename)
         kind = archives.kind_of(name, data, protocol)
-        also = None
-        if report is not None:
-            report_name = phases.check_report(self.config, student_id, now, report)
-            report_sha = self.store.put_file(report[1])
+        report_name = phases.check_report(self.config, student_id, now, report) if report is not None else ""
+        with self._lock(student_id):  # the limits are checked before anything is written
+            self.check_upload(student_id, len(data) + (len(report[1]) if report is not None else 0), now)
+            sha = self.store.put_file(data)
+            also = None
+            if report is not None:
+                report_sha, report_size = self.store.put_file(report[1]), len(report[1])
 
-            def also(db: sqlite3.Connection, submission_id: int) -> None:
-                phases.keep_report(db, submission_id, report_name, report_sha, len(report[1]))
-        new = NewSubmission(student_id, name, protocol, kind, self.store.put_file(data), len(data))
-        try:
-            submission_id = self.store.add_submission(new, now, self.config.upload_interval_s, also)
-        except RateLimited as exc:
-            interval = _interval_text(self.config.upload_interval_s)
-            raise Refused(f"{interval}: try again in {exc.wait_s:.0f} s") from None
+                def also(db: sqlite3.Connection, submission_id: int) -> None:
+                    phases.keep_report(db, submission_id, report_name, report_sha, report_size)
+            new = NewSubmission(student_id, name, protocol, kind, sha, len(data))
+            try:
+                submission_id = self.store.add_submission(new, now, self.config.upload_interval_s, also)
+            except RateLimited as exc:  # another process's upload came between
+                raise self._too_soon(exc.wait_s) from None
         for listener in self.listeners:
             listener()
         return self.submission(submission_id)  # type: ignore[return-value]
+
+    def check_upload(self, student_id: str, size: int, now: datetime | None = None) -> None:
+        """Refuse, before anything is read or written, an upload of `size` bytes the student may
+        not make now: TooSoon within the upload interval, Refused past the storage cap
+        (`storage_mb`)."""
+        now = now or utc_now()
+        wait_s = self.store.upload_wait(student_id, now, self.config.upload_interval_s)
+        if wait_s:
+            raise self._too_soon(wait_s)
+        cap, used = self.config.storage_bytes, self.store.stored_bytes(student_id)
+        if used + size > cap:
+            raise Refused(f"storage full: your uploads and reports take {used / 1e6:.2f} MB of the "
+                          f"{cap / 1e6:g} MB the server keeps for each student (storage_mb), and this one "
+                          f"({size / 1e6:.2f} MB) does not fit: ask the course staff")
+
+    def _too_soon(self, wait_s: float) -> TooSoon:
+        interval = _interval_text(self.config.upload_interval_s)
+        return TooSoon(f"{interval}: try again in {wait_s:.0f} s", wait_s)
+
+    def _lock(self, student_id: str) -> threading.Lock:
+        with self._locks_lock:
+            return self._locks.setdefault(student_id, threading.Lock())
 
     def requeue(self, submission_id: int) -> None:
         """Build and qualify a finished submission again (staff); nothing for one queued or

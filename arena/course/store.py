@@ -217,6 +217,23 @@ class Store:
                        (submission_id, iso(now)))
         return submission_id
 
+    def upload_wait(self, student_id: str, now: datetime, interval_s: float) -> float:
+        """Seconds before the student may upload again (0: now), from their last upload's time."""
+        last = self.rows("SELECT created FROM submissions WHERE student_id = ? ORDER BY id DESC LIMIT 1",
+                         student_id)
+        if not last or interval_s <= 0:
+            return 0.0
+        since = (now - datetime.fromisoformat(last[0]["created"])).total_seconds()
+        return max(1.0, interval_s - since) if since < interval_s else 0.0
+
+    def stored_bytes(self, student_id: str) -> int:
+        """What the store keeps for the student: the sizes of all their uploads and reports."""
+        uploads = self.rows("SELECT COALESCE(SUM(size), 0) FROM submissions WHERE student_id = ?", student_id)
+        reports = self.rows("SELECT COALESCE(SUM(r.size), 0) FROM reports r JOIN submissions s "
+                            "ON r.submission_id = s.id WHERE s.student_id = ?", student_id) \
+            if self.rows("SELECT 1 FROM sqlite_master WHERE name = 'reports'") else [(0,)]
+        return int(uploads[0][0]) + int(reports[0][0])
+
     def submission_row(self, submission_id: int) -> sqlite3.Row | None:
         found = self.rows("SELECT * FROM submissions WHERE id = ?", submission_id)
         return found[0] if found else None
