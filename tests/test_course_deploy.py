@@ -98,7 +98,8 @@ class Deployment:
         argv = ["bwrap", "--dev-bind", "/", "/", *_reveal_args(), "--chdir", str(home), "--",
                 "sh", "-c", enter, "sh", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
                 "--clear-groups", "env", f"PYTHONPATH={ROOT}", f"HOME={home}", sys.executable, "-m", "arena",
-                "course", "serve", str(self.course), "--port", "0", "--concurrency", "2"]
+                "course", "serve", str(self.course), "--port", "0", "--concurrency", "2",
+                "--trusted-proxy", "127.0.0.1"]  # as docs/deploy/arena-course.service starts it
         self.log = open(home.parent / f"{home.name}-server.log", "a+")  # noqa: SIM115
         env = {**os.environ, "JOIN": " ".join(str(d / "cgroup.procs") for d in self.delegated)}
         self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env,
@@ -332,3 +333,23 @@ def test_an_oversized_sign_in_body_is_refused_by_nginx_before_the_server_keeps_i
     assert answer.stdout.decode() == "413", answer.stdout
     code, out, err = arena("course", "status", str(deployment.course))
     assert code == 0, err
+
+
+def test_through_nginx_a_strangers_wrong_passwords_do_not_keep_the_owner_out(deployment):
+    """Behind the proxy the server counts sign-in tries by the client's address (X-Forwarded-For
+    from the trusted proxy), not the proxy's: a stranger at 127.0.0.2 is refused, the owner is not."""
+    import httpx
+
+    deployment.signed_in("s010")  # the password is set
+    stranger = httpx.Client(base_url=deployment.url, timeout=30,
+                            transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+    codes = []
+    for _ in range(8):
+        page = stranger.get("/login")
+        codes.append(stranger.post("/login", data={"csrf": csrf_of(page.text), "id": "s010",
+                                                   "password": "not the password"}).status_code)
+    assert codes[:5] == [401] * 5 and codes[-1] == 429, codes
+    owner = httpx.Client(base_url=deployment.url, timeout=30)
+    page = owner.get("/login")
+    answer = owner.post("/login", data={"csrf": csrf_of(page.text), "id": "s010", "password": PASSWORD})
+    assert answer.status_code == 303, answer.text
