@@ -607,12 +607,12 @@ print("PEEK:" + open(sys.argv[1]).read(), file=sys.stderr, flush=True)
 
 
 def _kits_with_a_link(tmp_path: Path) -> tuple[Path, Path]:
-    """Two kit folders: `mine` (a bot that prints the file its command names, then plays) holding
-    `a1 -> ../theirs`, and `theirs` with a secret."""
+    """`mine` (a bot that prints the file its command names, then plays; as in the audit, no
+    build.sh left) holding `a1 -> ../theirs`, and the kit `theirs` with a secret."""
     mine, theirs = tmp_path / "kits" / "mine", tmp_path / "kits" / "theirs"
     for kit in (mine, theirs):
         kit.mkdir(parents=True)
-        (kit / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
+    (theirs / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
     (theirs / "secret.txt").write_text("THEIR-SECRET-SOURCE\n")
     (mine / "bot.py").write_text(PEEKING_BOT + (HERE.parent / "examples" / "raw_bot.py").read_text())
     (mine / "a1").symlink_to("../theirs")
@@ -634,7 +634,7 @@ def test_arena_match_refuses_a_bot_naming_a_link_out_of_its_folder_and_the_bot_f
     forfeit = record.forfeit
     assert forfeit is not None and forfeit["reason"] == Forfeit.CRASHED.value, forfeit
     assert f"{mine}/a1/secret.txt" in forfeit["detail"], forfeit
-    assert "leading out of its own folder" in forfeit["detail"]
+    assert "passes through a link into another bot's folder" in forfeit["detail"]
     written = [p.read_text() for p in directory.iterdir() if p.is_file()]
     everything = done.stdout + done.stderr + "".join(written)
     assert "THEIR-SECRET" not in everything
@@ -646,6 +646,7 @@ def test_a_link_inside_the_bots_own_folder_is_shown_and_a_link_out_is_refused_na
     a link to another file, is BindRefused naming the path as the command gave it."""
     needs_sandbox()
     mine, theirs = _kits_with_a_link(tmp_path)
+    (mine / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
     (mine / "book.txt").write_text("MY-BOOK\n")
     (mine / "book-link").symlink_to("book.txt")
     argv = sandbox.bwrap_argv(["/bin/cat", str(mine / "book-link")], None)

@@ -391,22 +391,39 @@ def _regular(path: str | Path) -> bool:
 def resolved(path: str, allowed: tuple[str, ...] | list[str] = ()) -> str:
     """`path` (absolute, as a command names it) with every link resolved (os.path.realpath): what
     the sandbox binds, so what the bot is shown is exactly what was checked. BindRefused, naming
-    `path`, when a link on the way leads out of the bot's own: the result must lie inside every kit
-    folder around `path` (resolved), or, with no kit around it, `path` must be no link itself;
-    unless it lies in the system or in `allowed` (resolved paths: the interpreter's folders, the
-    SDK, `read` grants)."""
+    `path`, when a link on the way leads out of the bot's own: a path in a course's build folder
+    must resolve inside that folder (`course_build_folder`); else it must resolve inside every kit
+    folder around it (a linked folder is no kit of its own), into no other kit folder, and, with no
+    kit around it, be no link itself. Always accepted: a result in the system or in `allowed`
+    (resolved paths: the interpreter's folders, the SDK, `read` grants)."""
     real = os.path.realpath(path)
     if _is_system(real) or any(_inside(real, area) for area in allowed):
         return real
-    kits = kits_above(path)
-    outside = next((kit for kit in kits if not _inside(real, os.path.realpath(kit))), None)
+    build = course_build_folder(path)
+    own = [build] if build is not None else [k for k in kits_above(path) if not os.path.islink(k)]
+    outside = next((kit for kit in own if not _inside(real, os.path.realpath(kit))), None)
     if outside is not None:
         raise BindRefused(f"{path} is (or passes through) a link leading out of its own folder {outside}: "
                           "a bot may use only its own files")
-    if not kits and real != os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)):
+    if build is not None:
+        return real
+    theirs = next((kit for kit in kits_above(real) if kit not in {os.path.realpath(k) for k in own}), None)
+    if theirs is not None:
+        raise BindRefused(f"{path} passes through a link into another bot's folder ({theirs}): a bot may use "
+                          "only its own files")
+    if not own and real != os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)):
         raise BindRefused(f"{path} is a link to another file or folder: a bot may use only its own files "
                           "(name the file itself, or grant it with `read`)")
     return real
+
+
+def course_build_folder(path: str) -> str | None:
+    """The course build folder (`<course>/builds/<id>`, the course's folder holding COURSE_MARK)
+    that `path` lies in as written, links not followed in its last parts; None for any other path."""
+    for folder in [Path(path), *Path(path).parents]:
+        if folder.parent.name == COURSE_BUILDS and _regular(folder.parent.parent / COURSE_MARK):
+            return str(folder)
+    return None
 
 
 def private_paths(extra: tuple[str, ...] | list[str] = ()) -> list[str]:
@@ -425,7 +442,7 @@ def check_private(source: str, shown: str, private: list[str]) -> None:
         if _inside(source, path) or _inside(path, source):
             raise BindRefused(f"{shown} is, holds or lies in a file of the server's own: never shown "
                               "to a bot")
-    for parent in Path(source).parents:
+    for parent in [Path(source), *Path(source).parents]:
         if _regular(parent / COURSE_MARK) and (parent / COURSE_BUILDS).is_dir():
             parts = Path(source).relative_to(parent).parts
             if len(parts) < 2 or parts[0] != COURSE_BUILDS:
