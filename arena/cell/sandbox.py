@@ -7,6 +7,8 @@ PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
 - read-only, its own program: the files and directories named on its command line, the
   environment of its interpreter (a venv and the Python it was made from), for Python bots the
   project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
+  each bound resolved (`resolved`: a link leading out of the bot's own folder is refused, naming
+  it), never a server's own file (`check_private`);
 - a private, size-capped, writable working directory (its HOME), /tmp and /dev/shm, owned by its
   user; everything else read-only (the sandbox's own root included);
 - its own /proc (only its own processes; the machine's CPU and load figures, /proc/stat and the
