@@ -113,6 +113,14 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
             raise LaunchError(f"bad bot command {text!r}: {exc}") from None
     if not argv:
         raise LaunchError("empty bot command")
+    try:
+        return _resolve_argv(argv, base)
+    except OSError as exc:  # a name too long for the system, a path through a file...: said in words
+        raise LaunchError(f"bot command {' '.join(argv)[:200]!r}: {os.strerror(exc.errno or 0)}") from None
+
+
+def _resolve_argv(argv: list[str], base: str | Path | None) -> tuple[str, ...]:
+    """`resolve_command` of a split command line: its paths made absolute against `base`, checked."""
     root = Path(base) if base is not None else Path.cwd()
     shown = " ".join(argv)
     try:
