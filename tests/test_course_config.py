@@ -19,6 +19,7 @@ def test_the_templates_load_with_the_games_defaults(tmp_path):
     assert (course.qualification_games, course.upload_max_bytes) == (2, 5_000_000)
     assert (course.upload_interval_s, course.storage_bytes) == (60, 50_000_000)
     assert (course.build_time_s, course.build_memory_mb, course.limits.sandbox) == (300, 2048, "on")
+    assert course.build_disk_mb == 512 and "\ndisk_mb = 512 " in (tmp_path / "c" / "course.toml").read_text()
     assert (course.opens, course.deadline, course.roster) == (None, None, tmp_path / "c" / "roster.csv")
     assert config.read_roster(course.roster) == []
 
@@ -48,6 +49,7 @@ def test_every_key_is_read(tmp_path):
         [build]
         time_s = 30
         memory_mb = 512
+        disk_mb = 40
         [limits]
         memory_mb = 256
         """))
@@ -60,6 +62,7 @@ def test_every_key_is_read(tmp_path):
     assert course.storage_bytes == 20_000_000
     assert course.roster.name == "people.csv"
     assert (course.build_time_s, course.build_memory_mb, course.limits.memory_mb) == (30, 512, 256)
+    assert course.build_disk_mb == 40
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -79,6 +82,8 @@ def test_every_key_is_read(tmp_path):
     ('game = "domineering"\nstorage_mb = "lots"', "storage_mb: must be a finite number, more than 0"),
     ('game = "domineering"\n[build]\ntime_s = "long"', "build.time_s: must be a finite number"),
     ('game = "domineering"\n[build]\ncores = 2', "build.cores: unknown key"),
+    ('game = "domineering"\n[build]\ndisk_mb = 0', "build.disk_mb: must be a whole number >= 1, got 0"),
+    ('game = "domineering"\n[build]\ndisk_mb = 1.5', "build.disk_mb: must be a whole number >= 1"),
     ('game = "domineering"\n[limits]\nsandbox = "off"', "limits.sandbox: a course always sandboxes"),
     ('game = "domineering"\n[limits]\nmemory_mb = -5', "limits: limit memory_mb must be a whole number"),
     ("game = ", "not valid TOML"),

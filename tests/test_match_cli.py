@@ -62,6 +62,7 @@ def test_santorini_matches_also_write_the_assignments_game_file(tmp_path):
         (["chess", "random", "random"], "unknown game 'chess'"),
         (["domineering", "random", "no-such-bot"], "'no-such-bot'"),
         (["domineering", "random", "python missing_bot.py"], "no file 'missing_bot.py'"),
+        (["domineering", "random", "b" * 300], "File name too long"),
         (["domineering", "random", "random", "--time", "fast"], "bad time control 'fast'"),
         (["domineering", "random", "random", "--time", "0"], "'0': the seconds must be finite and positive"),
         (["domineering", "random", "random", "--time", "inf"], "'inf': the seconds must be finite"),

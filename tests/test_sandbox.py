@@ -24,7 +24,7 @@ from pathlib import Path
 
 import netns
 import pytest
-from conftest import ENV, require
+from conftest import ENV, require, run_arena
 
 from arena.cell import cgroup, sandbox, uids
 from arena.cell.launcher import BotProcess, resolve_command
@@ -597,3 +597,92 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
                     path.rmdir()
                 except OSError:
                     time.sleep(0.01)
+
+
+# --- links: a path is shown only resolved, and only where it stays in the bot's own folder ---
+
+PEEKING_BOT = '''import sys
+print("PEEK:" + open(sys.argv[1]).read(), file=sys.stderr, flush=True)
+'''
+
+
+def _kits_with_a_link(tmp_path: Path) -> tuple[Path, Path]:
+    """`mine` (a bot that prints the file its command names, then plays; as in the audit, no
+    build.sh left) holding `a1 -> ../theirs`, and the kit `theirs` with a secret."""
+    mine, theirs = tmp_path / "kits" / "mine", tmp_path / "kits" / "theirs"
+    for kit in (mine, theirs):
+        kit.mkdir(parents=True)
+    (theirs / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
+    (theirs / "secret.txt").write_text("THEIR-SECRET-SOURCE\n")
+    (mine / "bot.py").write_text(PEEKING_BOT + (HERE.parent / "examples" / "raw_bot.py").read_text())
+    (mine / "a1").symlink_to("../theirs")
+    return mine, theirs
+
+
+def test_arena_match_refuses_a_bot_naming_a_link_out_of_its_folder_and_the_bot_forfeits(tmp_path):
+    """`a1 -> ../theirs` in a bot's kit, named on its command line: the bot does not start (the
+    game is forfeited, naming the path), the secret behind the link is never read, and the match
+    ends normally (the referee unharmed)."""
+    needs_sandbox()
+    mine, _ = _kits_with_a_link(tmp_path)
+    done = run_arena("match", "domineering", "random", f"python3 {mine}/bot.py {mine}/a1/secret.txt",
+                     "--games", "1", "--time", "1", "--param", "rows=4", "--param", "cols=4",
+                     "--sandbox", "on", "--out", "out", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    [directory] = (tmp_path / "out" / "matches").iterdir()
+    record = GameRecord.from_json((directory / "games.jsonl").read_text().splitlines()[0])
+    forfeit = record.forfeit
+    assert forfeit is not None and forfeit["reason"] == Forfeit.CRASHED.value, forfeit
+    assert f"{mine}/a1/secret.txt" in forfeit["detail"], forfeit
+    assert "passes through a link into another bot's folder" in forfeit["detail"]
+    written = [p.read_text() for p in directory.iterdir() if p.is_file()]
+    everything = done.stdout + done.stderr + "".join(written)
+    assert "THEIR-SECRET" not in everything
+
+
+def test_a_link_inside_the_bots_own_folder_is_shown_and_a_link_out_is_refused_naming_it(tmp_path):
+    """bwrap_argv binds resolved paths: a link that stays inside the kit works (the bot reads its
+    target), one leading out (by the link itself or through a linked folder), or a file bot that is
+    a link to another file, is BindRefused naming the path as the command gave it."""
+    needs_sandbox()
+    mine, theirs = _kits_with_a_link(tmp_path)
+    (mine / "build.sh").write_text("#!/bin/sh\necho python3 bot.py\n")
+    (mine / "book.txt").write_text("MY-BOOK\n")
+    (mine / "book-link").symlink_to("book.txt")
+    argv = sandbox.bwrap_argv(["/bin/cat", str(mine / "book-link")], None)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, env={"PATH": "/usr/bin:/bin"})
+    assert done.stdout == "MY-BOOK\n", done.stderr
+    for named in (mine / "a1" / "secret.txt", mine / "a1"):
+        with pytest.raises(sandbox.BindRefused, match=f"^{named} is .*a link leading out of its own folder "
+                                                      f"{mine}:"):
+            sandbox.bwrap_argv(["/bin/cat", str(named)], None)
+    (theirs / "build.sh").unlink()
+    (tmp_path / "alone.py").symlink_to(theirs / "secret.txt")
+    with pytest.raises(sandbox.BindRefused, match=f"^{tmp_path}/alone.py is a link to another file"):
+        sandbox.bwrap_argv(["/bin/cat", str(tmp_path / "alone.py")], None)
+    argv = sandbox.bwrap_argv(["/bin/cat", str(tmp_path / "alone.py")], None, read=[str(theirs)])  # granted
+    assert str(theirs / "secret.txt") in argv
+
+
+def test_no_sandbox_ever_binds_a_courses_own_files(tmp_path, monkeypatch):
+    """Defence in depth, whatever user the server runs as: a bind inside a course directory but
+    outside its build folders, one holding a private path, or one of the paths of
+    ARENA_PRIVATE_PATHS is refused; a build folder is bound."""
+    needs_sandbox()
+    course = tmp_path / "course"
+    (course / "builds" / "7").mkdir(parents=True)
+    (course / "course.toml").write_text('game = "domineering"\n')
+    (course / "session.key").write_text("KEY\n")
+    (course / "builds" / "7" / "bot.py").write_text("print(1)\n")
+    build = str(course / "builds" / "7")
+    assert build in sandbox.bwrap_argv(["/bin/cat"], None, write=[build])
+    for named in (course / "session.key", course / "builds", course):
+        with pytest.raises(sandbox.BindRefused, match=f"^{named} lies in a course's directory"):
+            sandbox.bwrap_argv(["/bin/cat", str(named)], None)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "key").write_text("KEY\n")
+    monkeypatch.setenv(sandbox.PRIVATE_ENV, str(elsewhere / "key"))
+    for named in (elsewhere / "key", elsewhere):
+        with pytest.raises(sandbox.BindRefused, match=f"^{named} is, holds or lies in a file of the server"):
+            sandbox.bwrap_argv(["/bin/cat", str(named)], None)

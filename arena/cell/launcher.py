@@ -113,6 +113,14 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
             raise LaunchError(f"bad bot command {text!r}: {exc}") from None
     if not argv:
         raise LaunchError("empty bot command")
+    try:
+        return _resolve_argv(argv, base)
+    except OSError as exc:  # a name too long for the system, a path through a file...: said in words
+        raise LaunchError(f"bot command {' '.join(argv)[:200]!r}: {os.strerror(exc.errno or 0)}") from None
+
+
+def _resolve_argv(argv: list[str], base: str | Path | None) -> tuple[str, ...]:
+    """`resolve_command` of a split command line: its paths made absolute against `base`, checked."""
     root = Path(base) if base is not None else Path.cwd()
     shown = " ".join(argv)
     try:
@@ -140,14 +148,18 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
     return tuple(argv)
 
 
+def _regular_file(path: str) -> bool:
+    """`path` leads to a regular file (links followed)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _script_without_shebang(path: str) -> bool:
     """Whether the file `path` is text (no NUL in its first bytes) that neither starts with `#!` nor
     is an ELF program: the kernel cannot run it, and every game would forfeit."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(512)
-    except OSError:
-        return False
+    head = sandbox.read_head(path, 512)  # never opens a FIFO or a device for good
     return bool(head) and not head.startswith((b"#!", b"\x7fELF")) and b"\0" not in head
 
 
@@ -178,6 +190,9 @@ def check_command(argv: tuple[str, ...] | list[str]) -> None:
         where = "file" if os.sep in program else "program on PATH"
         known = ", ".join(sorted(shipped_bots()))
         raise LaunchError(f"bot command {shown!r}: no executable {where} {program!r} (shipped bots: {known})")
+    if os.sep in program and not _regular_file(program):
+        raise LaunchError(f"bot command {shown!r}: {program!r} is not a regular file (a FIFO, a device, a "
+                          "socket?): a bot's program must be a file")
     if os.sep in program and _script_without_shebang(program):
         raise LaunchError(f"bot command {shown!r}: {program!r} is a script without a '#!' first line "
                           "(e.g. #!/usr/bin/env python3), so it cannot run by itself: add that line, or "
@@ -342,7 +357,12 @@ class BotProcess:
         except BaseException:
             self._release()
             raise
-        launch = self.launch_args(endpoint, token)
+        try:
+            launch = self.launch_args(endpoint, token)  # sandbox.BindRefused: a path it will not show
+        except BaseException:
+            self._release()
+            self._log.close()
+            raise
         try:
             self._process = subprocess.Popen(
                 stdin=subprocess.DEVNULL,
@@ -370,11 +390,15 @@ class BotProcess:
         the child before exec (its limits). The one place a sandbox wraps the command."""
         if self.sandboxed:
             filter_fd = seccomp.filter_fd()
-            argv = sandbox.bwrap_argv(
-                self.command, self.socket_path, workdir_mb=self.limits.file_mb or 64,  # type: ignore[arg-type]
-                read=self.limits.read, hide=(*self.limits.hide, str(self.workdir.parent)),
-                new_session=self.cgroup is not None, seccomp_fd=filter_fd,
-                uid=self.uid.uid if self.uid is not None else None)
+            try:
+                argv = sandbox.bwrap_argv(
+                    self.command, self.socket_path, workdir_mb=self.limits.file_mb or 64,  # type: ignore[arg-type]
+                    read=self.limits.read, hide=(*self.limits.hide, str(self.workdir.parent)),
+                    new_session=self.cgroup is not None, seccomp_fd=filter_fd,
+                    uid=self.uid.uid if self.uid is not None else None)
+            except BaseException:
+                os.close(filter_fd)
+                raise
             join = self.cgroup.join_in_child if self.cgroup is not None else None
             limits = self.limits.preexec(self.cpu, join=join, own_user=self.uid is not None)
             return {"args": argv, "cwd": self.workdir, "env": sandbox.bot_env(self.command, token),

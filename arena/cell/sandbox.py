@@ -7,6 +7,8 @@ PID, network, IPC, UTS and cgroup namespaces. Inside it sees:
 - read-only, its own program: the files and directories named on its command line, the
   environment of its interpreter (a venv and the Python it was made from), for Python bots the
   project's `bots`, `rules` and `arena` packages (the SDK), and the tournament's `read` paths;
+  each bound resolved (`resolved`: a link leading out of the bot's own folder is refused, naming
+  it), never a server's own file (`check_private`);
 - a private, size-capped, writable working directory (its HOME), /tmp and /dev/shm, owned by its
   user; everything else read-only (the sandbox's own root included);
 - its own /proc (only its own processes; the machine's CPU and load figures, /proc/stat and the
@@ -67,12 +69,25 @@ NETWORK_FILES = ("/etc/resolv.conf",)
 """Files of /etc that name the network's servers: emptied too (a bot has no network but loopback).
 Only a regular file is covered; a link (to /run/...) already leads nowhere in the sandbox."""
 
+COURSE_MARK = "course.toml"
+"""A folder holding this file (and a `builds` folder) is a course's: of it a sandbox may show only
+what lies inside one build folder (`builds/<id>/`), never its database, keys, uploads or invites."""
+COURSE_BUILDS = "builds"
+PRIVATE_ENV = "ARENA_PRIVATE_PATHS"
+"""Host paths (joined by os.pathsep) no sandbox ever binds, nor any folder holding one: a course
+server sets it to its directory's private files, and the processes it starts inherit it."""
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SDK_PACKAGES = ("bots", "rules", "arena")
 """The project's packages a Python bot may import (the bot SDK and the rules)."""
 
 INSTALL_FIX = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)"
 PROBE_TIMEOUT_S = 10.0
+
+
+class BindRefused(ValueError):
+    """A path a bot's command (or a grant) names that the sandbox will not show: a link leading out
+    of the bot's own folder, or a file of the server's own; the message names the path as given."""
 
 
 class SandboxUnavailable(ValueError):
@@ -315,13 +330,26 @@ def runtime_dirs(program: str) -> list[str]:
     path = _own_program(program)
     if path is None:
         return interpreter_dirs(program) if shutil.which(program) else []
-    try:
-        with open(path, "rb") as f:
-            first = f.readline(256)
-    except OSError:
-        return []
+    first = read_head(path, 256).split(b"\n", 1)[0]
     words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
     return interpreter_dirs(words[0]) if words and os.path.isabs(words[0]) else []
+
+
+def read_head(path: str, size: int) -> bytes:
+    """The first `size` bytes of the regular file `path`; b"" for anything else (a FIFO, a device, a
+    socket, a folder: never waited on) or a file that cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, size)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _own_program(program: str) -> str | None:
@@ -338,13 +366,91 @@ def _own_program(program: str) -> str | None:
 
 
 def kit_folder(path: str) -> str | None:
-    """The nearest folder above `path` that holds KIT_MARK, if any (outside the system)."""
+    """The nearest folder above `path` that holds KIT_MARK (a regular file), if any (outside the system)."""
+    kits = kits_above(path)
+    return kits[0] if kits else None
+
+
+def kits_above(path: str) -> list[str]:
+    """Every folder above `path` holding KIT_MARK as a regular file, nearest first (outside the system)."""
+    found = []
     for parent in Path(path).parents:
         if parent == Path("/") or _is_system(str(parent)):
-            return None
-        if (parent / KIT_MARK).is_file():
-            return str(parent)
+            break
+        if _regular(parent / KIT_MARK):
+            found.append(str(parent))
+    return found
+
+
+def _regular(path: str | Path) -> bool:
+    """`path` is a regular file itself (never a link, a FIFO or a device)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def resolved(path: str, allowed: tuple[str, ...] | list[str] = ()) -> str:
+    """`path` (absolute, as a command names it) with every link resolved (os.path.realpath): what
+    the sandbox binds, so what the bot is shown is exactly what was checked. BindRefused, naming
+    `path`, when a link on the way leads out of the bot's own: a path in a course's build folder
+    must resolve inside that folder (`course_build_folder`); else it must resolve inside every kit
+    folder around it (a linked folder is no kit of its own), into no other kit folder, and, with no
+    kit around it, be no link itself. Always accepted: a result in the system or in `allowed`
+    (resolved paths: the interpreter's folders, the SDK, `read` grants)."""
+    real = os.path.realpath(path)
+    if _is_system(real) or any(_inside(real, area) for area in allowed):
+        return real
+    build = course_build_folder(path)
+    own = [build] if build is not None else [k for k in kits_above(path) if not os.path.islink(k)]
+    outside = next((kit for kit in own if not _inside(real, os.path.realpath(kit))), None)
+    if outside is not None:
+        raise BindRefused(f"{path} is (or passes through) a link leading out of its own folder {outside}: "
+                          "a bot may use only its own files")
+    if build is not None:
+        return real
+    theirs = next((kit for kit in kits_above(real) if kit not in {os.path.realpath(k) for k in own}), None)
+    if theirs is not None:
+        raise BindRefused(f"{path} passes through a link into another bot's folder ({theirs}): a bot may use "
+                          "only its own files")
+    if not own and real != os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)):
+        raise BindRefused(f"{path} is a link to another file or folder: a bot may use only its own files "
+                          "(name the file itself, or grant it with `read`)")
+    return real
+
+
+def course_build_folder(path: str) -> str | None:
+    """The course build folder (`<course>/builds/<id>`, the course's folder holding COURSE_MARK)
+    that `path` lies in as written, links not followed in its last parts; None for any other path."""
+    for folder in [Path(path), *Path(path).parents]:
+        if folder.parent.name == COURSE_BUILDS and _regular(folder.parent.parent / COURSE_MARK):
+            return str(folder)
     return None
+
+
+def private_paths(extra: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """The host paths no sandbox binds, nor any folder holding one (resolved): `extra` and those
+    of the environment's PRIVATE_ENV (a course server's own files)."""
+    listed = [*extra, *os.environ.get(PRIVATE_ENV, "").split(os.pathsep)]
+    return [os.path.realpath(p) for p in dict.fromkeys(listed) if p and os.path.isabs(p)]
+
+
+def check_private(source: str, shown: str, private: list[str]) -> None:
+    """BindRefused (naming `shown`, the path as the command gave it) when the resolved `source`
+    equals, holds or lies inside a path of `private`, or lies in a course's directory (it holds
+    COURSE_MARK and a `builds` folder) anywhere but inside one of its build folders: whatever user
+    the server runs as, none of its own files is ever shown to a bot or a build."""
+    for path in private:
+        if _inside(source, path) or _inside(path, source):
+            raise BindRefused(f"{shown} is, holds or lies in a file of the server's own: never shown "
+                              "to a bot")
+    for parent in [Path(source), *Path(source).parents]:
+        if _regular(parent / COURSE_MARK) and (parent / COURSE_BUILDS).is_dir():
+            parts = Path(source).relative_to(parent).parts
+            if len(parts) < 2 or parts[0] != COURSE_BUILDS:
+                raise BindRefused(f"{shown} lies in a course's directory outside its build folders: never "
+                                  "shown to a bot")
+            return
 
 
 def own_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
@@ -386,9 +492,9 @@ def shared_sight(commands: dict[str, tuple[str, ...] | list[str]],
     """The first (bot, other bot, path) where sandboxed `bot` would see `path`, a file or folder of
     `other`'s own program, in its own folder or a `read` grant; None when every bot sees only its
     own. Bots that run the same program (the same files, other arguments) are one bot here."""
-    own = {name: own_paths(command) for name, command in commands.items()}
-    named = {name: named_paths(command) for name, command in commands.items()}
-    grants = [os.path.abspath(p) for p in read]
+    own = {name: [os.path.realpath(p) for p in own_paths(command)] for name, command in commands.items()}
+    named = {name: [os.path.realpath(p) for p in named_paths(command)] for name, command in commands.items()}
+    grants = [os.path.realpath(p) for p in read]
     for name, paths in own.items():
         for other, theirs in named.items():
             if other == name or theirs == named[name]:  # the same program, other arguments
@@ -420,7 +526,8 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path | N
                workdir_mb: int = 64, tmp_mb: int = 64, read: tuple[str, ...] | list[str] = (),
                hide: tuple[str, ...] | list[str] = (), new_session: bool = True,
                seccomp_fd: int | None = None, uid: int | None = None,
-               write: tuple[str, ...] | list[str] = (), chdir: str | None = None) -> list[str]:
+               write: tuple[str, ...] | list[str] = (), chdir: str | None = None,
+               private: tuple[str, ...] | list[str] = ()) -> list[str]:
     """The argv that runs `command` sandboxed, reaching the referee at `socket_path` (a host
     path, bind-mounted on SOCKET_INSIDE; None: no socket, e.g. for a build). `read`: extra host
     paths the bot may read; `hide`: host paths it must not see even where they lie inside a
@@ -430,10 +537,15 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path | N
     of them is left read-only. `chdir`: its working directory (default its private HOME_INSIDE).
     `seccomp_fd`: a descriptor to read the seccomp filter from (arena/cell/seccomp.py), passed on
     to bwrap. `uid`: when arena runs as root, the user (and group) the bot runs as (default
-    BOT_UID); its working directory, /tmp and /dev/shm are its own."""
+    BOT_UID); its working directory, /tmp and /dev/shm are its own. `private`: host paths never
+    bound, nor any folder holding one (with PRIVATE_ENV's: `check_private`).
+
+    Every path is bound resolved (`resolved`: a link leading out of the bot's own folder is
+    refused), at the place the command names it; BindRefused names a path refused."""
     inner = [host_program(command[0]), *command[1:]] if command else []
     command = sandboxed_command(command)
     args = ["bwrap", *namespace_args(new_session), *system_args(),
+            "--perms", "0755", "--dir", os.path.dirname(HOME_INSIDE),  # enterable by the bot's user
             "--size", str(workdir_mb << 20), "--perms", "0700", "--tmpfs", HOME_INSIDE,  # before the
             "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",  # binds, which may lie
             "--size", str(tmp_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm"]  # under /tmp
@@ -444,13 +556,19 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path | N
     readable = [p for p in dict.fromkeys(readable)
                 if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in readable)
                 and not any(_inside(p, w) for w in writable)]  # bound writable below
+    allowed = _allowed(command, read)
+    never = private_paths(private)
+    for path in dict.fromkeys([*named_paths(command), *named_paths(inner)]):
+        check_private(resolved(path, allowed), path, never)  # the very files named, not only their folders
     made: set[str] = set()
     for path in [*readable, *writable]:
+        source = resolved(path, allowed)
+        check_private(source, path, never)
         for parent in reversed(Path(path).parents[:-1]):  # traversable by the bot's user
             if str(parent) not in made and not _is_system(str(parent)):
                 made.add(str(parent))
                 args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--bind", path, path] if path in writable else _bind_readable(path)
+        args += ["--bind", source, path] if path in writable else _bind_readable(source, path)
     for path in hide:
         path = os.path.abspath(path)
         if any(path == r or path.startswith(r.rstrip("/") + "/") for r in [*readable, *writable]):
@@ -463,6 +581,15 @@ def bwrap_argv(command: tuple[str, ...] | list[str], socket_path: str | Path | N
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     return args + ["--", *own_dirs_argv(uid), *drop_root_argv(uid or BOT_UID), *command]
+
+
+def _allowed(command: list[str], read: tuple[str, ...] | list[str]) -> list[str]:
+    """Where a named path may resolve to besides the bot's own folder (resolved): its interpreter's
+    folders, the SDK (for Python bots) and the `read` grants."""
+    areas = [*interpreter_dirs(command[0]), *runtime_dirs(command[0])] if command else []
+    if command and _is_python(command[0]):
+        areas += [str(PROJECT_ROOT / p) for p in SDK_PACKAGES]
+    return [os.path.realpath(p) for p in dict.fromkeys([*areas, *read])]
 
 
 def own_dirs_argv(uid: int | None) -> list[str]:
@@ -479,24 +606,34 @@ MAX_ENTRIES_BOUND = 256
 sandbox with its entries bound one by one, up to this many."""
 
 
-def _bind_readable(path: str) -> list[str]:
-    """Bind `path` read-only at the same place. When arena runs as root the bot is a user of its own, who
-    cannot enter a directory without permission for others (mkdtemp's and pytest's are 0700): such
-    a directory is made afresh (0755) and its entries bound into it, each with its own mode."""
+def _bind_readable(source: str, path: str) -> list[str]:
+    """Bind `source` (resolved) read-only at `path`. When arena runs as root the bot is a user of its
+    own, who cannot enter a directory without permission for others (mkdtemp's and pytest's are
+    0700): such a directory is made afresh (0755) and its entries bound into it, each with its own
+    mode; a link among them is made again as a link (it then leads only to what the sandbox shows),
+    and a FIFO, socket or device is left out."""
     try:
-        st = os.stat(path)
+        st = os.stat(source)
     except OSError:
         return []
     if os.geteuid() != 0 or not stat.S_ISDIR(st.st_mode) or st.st_mode & 0o005 == 0o005:
-        return ["--ro-bind", path, path]
+        return ["--ro-bind", source, path]
     try:
-        entries = sorted(os.listdir(path))[:MAX_ENTRIES_BOUND]
+        entries = sorted(os.listdir(source))[:MAX_ENTRIES_BOUND]
     except OSError:
-        return ["--ro-bind", path, path]
+        return ["--ro-bind", source, path]
     args = ["--perms", "0755", "--dir", path]
     for name in entries:
-        entry = os.path.join(path, name)
-        args += ["--ro-bind", entry, entry]
+        entry = os.path.join(source, name)
+        try:
+            mode = os.lstat(entry).st_mode
+            target = os.readlink(entry) if stat.S_ISLNK(mode) else ""
+        except OSError:
+            continue
+        if stat.S_ISLNK(mode):
+            args += ["--symlink", target, os.path.join(path, name)]
+        elif stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+            args += ["--ro-bind", entry, os.path.join(path, name)]
     return args
 
 

@@ -33,10 +33,10 @@ SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privac
 the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
 `CourseConfig.error`."""
 KEYS |= set(SEASON_SECTIONS)
-BUILD_KEYS = {"time_s", "memory_mb"}
+BUILD_KEYS = {"time_s", "memory_mb", "disk_mb"}
 EXAMPLE_TIME = "2026-03-01T23:59:00+01:00"
 DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0, "storage_mb": 50.0,
-            "build_time_s": 300.0, "build_memory_mb": 2048}
+            "build_time_s": 300.0, "build_memory_mb": 2048, "build_disk_mb": 512}
 
 
 class CourseError(ValueError):
@@ -65,6 +65,8 @@ class CourseConfig:
     time_control: TimeControl
     build_time_s: float = DEFAULTS["build_time_s"]
     build_memory_mb: int = DEFAULTS["build_memory_mb"]
+    build_disk_mb: int = DEFAULTS["build_disk_mb"]
+    """All that one build may write into its folder (MB); over it the build is stopped, failed, removed."""
     limits: Limits = field(default_factory=lambda: Limits(sandbox="on"))
     qualification_games: int = DEFAULTS["qualification_games"]
     opens: datetime | None = None
@@ -147,6 +149,7 @@ class _Reader:
             build_time_s=self.number("build.time_s", build.get("time_s", DEFAULTS["build_time_s"])),
             build_memory_mb=self.whole("build.memory_mb",
                                        build.get("memory_mb", DEFAULTS["build_memory_mb"])),
+            build_disk_mb=self.whole("build.disk_mb", build.get("disk_mb", DEFAULTS["build_disk_mb"])),
             limits=self.limits(), opens=opens, deadline=deadline,
             qualification_games=self.whole("qualification_games",
                                            get("qualification_games", DEFAULTS["qualification_games"])),
@@ -291,6 +294,7 @@ roster = "roster.csv"          # the students (id,name,email,group)
 [build]                        # build.sh of an archive, in the sandbox with no network
 time_s = 300                   # wall time it may take
 memory_mb = 2048               # memory of all of its processes together
+disk_mb = 512                  # all it may write into its folder (stopped, failed and removed past it)
 
 [limits]                       # the bots' limits in qualification games (docs/limits.md); always sandboxed
 memory_mb = 2048

@@ -1,15 +1,19 @@
 """The queue and its workers: each submission is built, then plays its qualification games.
 
 A submission goes `queued -> building -> testing -> qualified`, or ends `failed` with a `reason`
-("compile error", "build timeout", "bad run command", "crashed", "timeout", "illegal move",
-"no hello", "protocol error", "interrupted", "server error") and a `detail` a student can act on:
+("compile error", "build timeout", "build too big", "unsafe build", "bad run command", "crashed",
+"timeout", "illegal move", "no hello", "protocol error", "interrupted", "stuck", "server error")
+and a `detail` a student can act on:
 the build log's last lines, the forfeit's detail with what the bot printed, or the last lines of
 the traceback its `choose` raised (the SDK plays on, but the course counts it as a crash).
 
 `Workers(course, concurrency=N)`: threads that take the oldest queued job from the store. On
 `start()` every job left queued or interrupted (building, testing) by a server that stopped,
 however it stopped, is queued again: each submission ends in exactly one final status. One
-`Workers` a course directory at a time.
+`Workers` a course directory at a time. Each job runs in a thread of its own under a deadline
+(`job_deadline_s`: its build, its games, a margin) the worker enforces from outside: a job past it
+ends failed, reason "stuck" naming the step it was in, and the worker takes the next one (the stuck
+thread is abandoned and may write nothing more). Nothing a submission holds can stop the queue.
 
 Qualification games: one `MatchSpec` (the bot against `random`, seats alternating, the course's
 game, parameters, clock and limits, sandboxed), played by `play_games`.
@@ -17,10 +21,11 @@ game, parameters, clock and limits, sandboxed), played by `play_games`.
 from __future__ import annotations
 
 import logging
+import os
 import shlex
-import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +37,7 @@ from arena.course import archives, builds
 from arena.course.games import GamePlayer, PlayerStopped
 from arena.course.store import Store
 from arena.match.records import Forfeit, GameRecord
-from arena.match.referee import run_match
+from arena.match.referee import STARTUP_TIMEOUT_S, run_match
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.backends import Backend, LocalPool
 
@@ -166,42 +171,103 @@ def for_student(text: str, folder: Path) -> str:
     return text.replace(f"{folder}/", "").replace(str(folder), ".").replace(ARENA_ROOT, "<arena>")
 
 
-def run_job(config: CourseConfig, store: Store, submission_id: int) -> None:
-    """Build and qualify one claimed submission, and record its one final status."""
+class Abandoned(Exception):
+    """The worker gave up on this job (past its deadline): its thread must record nothing more."""
+
+
+class Job:
+    """One submission's run, as its worker watches it: the `step` it is in (named in a "stuck"
+    failure), and whether the worker `abandoned` it; every write of the job goes through `record`,
+    which refuses once it was abandoned."""
+
+    def __init__(self, submission_id: int) -> None:
+        self.submission_id = submission_id
+        self.step = "starting"
+        self.abandoned = threading.Event()
+        self._lock = threading.Lock()
+
+    def enter(self, step: str) -> None:
+        """The job begins `step`; Abandoned if the worker gave up on it."""
+        if self.abandoned.is_set():
+            raise Abandoned(step)
+        self.step = step
+
+    def record(self, write: Callable[[], object]) -> None:
+        """Run `write` (a store call) unless the job was abandoned (then Abandoned)."""
+        with self._lock:
+            if self.abandoned.is_set():
+                raise Abandoned(self.step)
+            write()
+
+    def abandon(self, write: Callable[[], object], wait_s: float = 5.0) -> bool:
+        """Mark the job abandoned and run `write` (its failure) unless the job is writing its own
+        end right now (then False, and the job's own end stands)."""
+        if not self._lock.acquire(timeout=wait_s):
+            return False
+        try:
+            self.abandoned.set()
+            write()
+            return True
+        finally:
+            self._lock.release()
+
+
+def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | None = None) -> None:
+    """Build and qualify one claimed submission, and record its one final status (through `job`,
+    when a worker watches it)."""
+    job = job or Job(submission_id)
     row = store.submission_row(submission_id)
     if row is None:  # cannot happen: jobs reference submissions
         return
     folder = config.directory / BUILDS_DIR / str(submission_id)
     try:
-        store.set_status(submission_id, "building")
-        command = _build(config, store, row["filename"], row["kind"], row["protocol"],
-                         store.read_file(row["sha256"]), folder)
-        store.set_command(submission_id, shlex.join(command))
-        store.set_status(submission_id, "testing")
+        job.record(lambda: store.set_status(submission_id, "building"))
+        job.enter("reading the upload")
+        data = store.read_file(row["sha256"])
+        command = _build(config, store, row["filename"], row["kind"], row["protocol"], data, folder, job)
+        job.record(lambda: store.set_command(submission_id, shlex.join(command)))
+        job.record(lambda: store.set_status(submission_id, "testing"))
+        job.enter("qualification games")
         name = f"{row['student_id']}-v{row['version']}"
         records, _ = play_judged(qualification_spec(config, submission_id, name, command))
         status, reason, detail = verdict(records, name)
         detail = for_student(detail, folder) if detail is not None else None
-        store.finish(submission_id, status, reason, detail, games=[r.to_json() for r in records])
+        job.record(lambda: store.finish(submission_id, status, reason, detail,
+                                        games=[r.to_json() for r in records]))
     except JobFailed as failed:
-        store.finish(submission_id, "failed", failed.reason, _cut(for_student(failed.detail, folder)))
+        why, text = failed.reason, _cut(for_student(failed.detail, folder))
+        job.record(lambda: store.finish(submission_id, "failed", why, text))
     except PlayerStopped:  # the server is stopping: the job stays running, requeued at the next start
         log.info("submission %s: left for the next start (%s)", submission_id, "the server stopped")
+    except Abandoned:
+        log.warning("submission %s: its abandoned job ended (in step %s)", submission_id, job.step)
     except Exception as exc:  # a bug of ours must not leave the submission unfinished
         log.exception("submission %s", submission_id)
-        store.finish(submission_id, "failed", "server error",
-                     f"{type(exc).__name__}: {exc}".splitlines()[0][:DETAIL_MAX_CHARS])
+        text = for_student(f"{type(exc).__name__}: {_error_text(exc)}", folder).replace(str(config.directory),
+                                                                                     "<course>")
+        job.record(lambda: store.finish(submission_id, "failed", "server error",
+                                        text.splitlines()[0][:DETAIL_MAX_CHARS]))
+
+
+def _error_text(exc: BaseException) -> str:
+    """An error's text for a student: an OSError without its file names (they are the server's)."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return os.strerror(exc.errno)
+    return str(exc)
 
 
 def _build(config: CourseConfig, store: Store, filename: str, kind: str, protocol: str, data: bytes,
-           folder: Path) -> tuple[str, ...]:
+           folder: Path, job: Job | None = None) -> tuple[str, ...]:
     """Unpack the upload into a fresh `folder`, build it, and return the argv that runs the bot;
-    JobFailed for a compile error, a build that failed or timed out, or a bad run command."""
+    JobFailed for a compile error, a build that failed, timed out, wrote too much or left what a bot
+    must not be given, or a bad run command."""
+    job = job or Job(int(folder.name))
     if folder.exists():
-        shutil.rmtree(folder)
+        builds.remove(folder)
     folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     submission_id = int(folder.name)
     if kind in ("python", "stdio"):
+        job.enter("writing the upload")
         folder.mkdir(mode=0o755)
         name = archives.clean_filename(filename)
         archives.write_file(folder / name, data, 0o644)
@@ -209,43 +275,110 @@ def _build(config: CourseConfig, store: Store, filename: str, kind: str, protoco
             compile(data, name, "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as exc:
             text = for_student(_syntax_error(exc), folder)
-            store.set_build_log(submission_id, text)
+            job.record(lambda: store.set_build_log(submission_id, text))
             raise JobFailed("compile error", text) from None
-        store.set_build_log(submission_id, f"{name}: compiles (Python {sys.version.split()[0]})\n")
+        job.record(lambda: store.set_build_log(submission_id,
+                                               f"{name}: compiles (Python {sys.version.split()[0]})\n"))
         text = (STDIO_PREFIX if kind == "stdio" else "") + shlex.join([sys.executable, str(folder / name)])
         return resolve_command(text, base=folder)  # our own command: nothing to check
+    job.enter("unpacking the upload")
     try:
         archives.unpack(filename, data, folder)
     except archives.Refused as exc:
         raise JobFailed("compile error", str(exc)) from None
-    result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits)
-    store.set_build_log(submission_id, for_student(result.log, folder) + builds.footer(result))
+    job.enter(f"build.sh (at most {config.build_time_s:g} s)")
+    result = builds.build(folder, config.build_time_s, config.build_memory_mb, config.limits,
+                          disk_mb=config.build_disk_mb, private=tuple(private_paths(config.directory)))
+    shown = for_student(result.log, folder) + builds.footer(result)
+    job.record(lambda: store.set_build_log(submission_id, shown))
     if not result.ok:
-        reason = "build timeout" if result.timed_out else "compile error"
+        reason = ("build timeout" if result.timed_out else "build too big" if result.too_big
+                  else "unsafe build" if result.unsafe else "compile error")
         tail = builds.tail(result.log)
         raise JobFailed(reason, f"{result.error}" + (f"; its last lines:\n{tail}" if tail else ""))
-    text = result.command  # type: ignore[assignment]
+    job.enter("checking the run command")
+    text = check_run_command(result.command)  # type: ignore[arg-type]
     if protocol == "stdio" and not text.startswith(STDIO_PREFIX):
         text = STDIO_PREFIX + text
     try:
         command = resolve_command(text, base=folder)
     except LaunchError as exc:
         raise JobFailed("bad run command", f"the command build.sh printed last cannot run: {exc}") from None
+    except OSError as exc:
+        raise JobFailed("bad run command", "the command build.sh printed last cannot run: "
+                                           f"{_error_text(exc)}") from None
     check_own(command, folder)
     return command
+
+
+RUN_COMMAND_MAX_BYTES = 4096
+RUN_COMMAND_MAX_WORDS = 256
+WORD_MAX_BYTES = 255
+"""What the run command build.sh prints may be: at most this many bytes, words, bytes a word (a
+file name's limit; a longer first word would only meet the system's "file name too long")."""
+
+
+def check_run_command(text: str) -> str:
+    """`text` (the last line build.sh printed) if it is a run command that can be read; JobFailed
+    ("bad run command") for one too long, with too many or too long words, a NUL or bytes that are
+    not UTF-8, or that cannot be split as a shell line, naming no path of the server's."""
+    def bad(why: str) -> JobFailed:
+        return JobFailed("bad run command", f"the command build.sh printed last {why}")
+
+    if "\0" in text:
+        return _raise(bad("holds a NUL character"))
+    if "\ufffd" in text:
+        return _raise(bad("is not UTF-8 text"))
+    size = len(text.encode("utf-8"))
+    if size > RUN_COMMAND_MAX_BYTES:
+        return _raise(bad(f"is {size} bytes long; at most {RUN_COMMAND_MAX_BYTES} are taken"))
+    try:
+        words = shlex.split(text.removeprefix(STDIO_PREFIX))
+    except ValueError as exc:
+        return _raise(bad(f"cannot be split into words ({exc})"))
+    if len(words) > RUN_COMMAND_MAX_WORDS:
+        return _raise(bad(f"has {len(words)} words; at most {RUN_COMMAND_MAX_WORDS} are taken"))
+    long = next((w for w in words if any(len(part.encode()) > WORD_MAX_BYTES for part in w.split("/"))), None)
+    if long is not None:
+        return _raise(bad(f"has a name of more than {WORD_MAX_BYTES} bytes ({long[:40]!r}...); a file "
+                          "name may have at most 255"))
+    return text
+
+
+def _raise(error: Exception) -> str:
+    raise error
+
+
+PRIVATE_NAMES = ("course.toml", "course.db", "course.db-wal", "course.db-shm", "course.db-journal",
+                 "session.key", "invites.csv", "roster.csv", "files", "grades.csv")
+"""Files and folders of a course directory the server uses that no sandbox may ever show."""
+
+
+def private_paths(directory: Path) -> list[str]:
+    """The course directory's own files and folders (all but its build folders): never bound into
+    a sandbox (sandbox.check_private), whatever user the server runs as."""
+    try:
+        names = set(os.listdir(directory))
+    except OSError:
+        names = set()
+    return [str(directory / n) for n in sorted(names | set(PRIVATE_NAMES)) if n != BUILDS_DIR]
 
 
 def check_own(command: tuple[str, ...], folder: Path) -> None:
     """JobFailed unless `command` runs a program of the submission's own `folder` and names no
     other file or folder of this machine (the sandbox would show the bot whatever its command
-    names: `python3 mine.py /home/staff/grades.csv` must not run, nor a shipped bot)."""
+    names: `python3 mine.py /home/staff/grades.csv` must not run, nor a shipped bot). Paths are
+    judged resolved: a link in the folder leading out of it (`a1 -> ../1`) is outside."""
     own = command[3:] if tuple(command[1:3]) == ("-m", STDIO_MODULE) else command  # behind the adapter
-    named = sandbox.named_paths(own)
-    inside = [p for p in named if p == str(folder) or p.startswith(f"{folder}/")]
-    outside = [p for p in named if p not in inside]
+    real_folder = os.path.realpath(folder)
+    named = [(p, os.path.realpath(p)) for p in sandbox.named_paths(own)]
+    inside = [p for p, real in named if real == real_folder or real.startswith(f"{real_folder}/")]
+    outside = [p for p, _ in named if p not in inside]
     shown = shlex.join(command)
     if outside:
-        raise JobFailed("bad run command", f"the run command {shown!r} names {outside[0]}, outside the "
+        link = outside[0].startswith(f"{folder}/")
+        raise JobFailed("bad run command", f"the run command {shown!r} names {outside[0]}, "
+                                           f"{'a link leading ' if link else ''}outside the "
                                            "submission's folder: a bot may use only its own files")
     if not inside:
         raise JobFailed("bad run command", f"the run command {shown!r} names no file of the submission: "
@@ -260,20 +393,41 @@ def _syntax_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+GAME_PLIES_BOUND = 400
+"""Plies a qualification game is reckoned to take at most, for a job's deadline (never a limit
+of the game itself: the deadline is only there to end a job nothing else would)."""
+JOB_MARGIN_S = 120.0
+
+
+def job_deadline_s(config: CourseConfig) -> float:
+    """How long one job may take before its worker fails it as stuck: its build's time, each of its
+    qualification games (replays under load included) at its longest, and a margin."""
+    clock = config.time_control
+    if clock.per_move is not None:
+        game = GAME_PLIES_BOUND * (clock.wall_allowed(clock.per_move) + clock.margin)
+    else:
+        bank = clock.base + GAME_PLIES_BOUND * clock.increment  # type: ignore[operator]
+        game = 2 * clock.wall_allowed(bank) + GAME_PLIES_BOUND * clock.margin
+    games = config.qualification_games * (1 + LOAD_REPLAYS)
+    return config.build_time_s + games * (game + 2 * STARTUP_TIMEOUT_S) + JOB_MARGIN_S
+
+
 class Workers:
     """`concurrency` threads building and qualifying the course's queued submissions.
 
     `start()` requeues what a stopped server left running, then starts the threads; `wake()`
     says a job was queued (the course's `submit` and `requeue` call it); `stop()` lets each
     thread finish its job and ends them. SandboxUnavailable from `start()` where the course's
-    bots cannot be sandboxed (unless its limits say sandbox "off": --unsafe-no-sandbox)."""
+    bots cannot be sandboxed (unless its limits say sandbox "off": --unsafe-no-sandbox).
+    `deadline_s`: how long a job may run before it fails as "stuck" (default: job_deadline_s)."""
 
     def __init__(self, course: Course, concurrency: int = 1,
-                 make_backend: Callable[[], Backend] | None = None) -> None:
+                 make_backend: Callable[[], Backend] | None = None, deadline_s: float | None = None) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.course = course
         self.concurrency = concurrency
+        self.deadline_s = deadline_s if deadline_s is not None else job_deadline_s(course.config)
         self.player = GamePlayer(make_backend or (lambda: LocalPool(concurrency=concurrency, reuse=False)))
         """Where the games are played (play_games, for every thread, while these workers run)."""
         self._wake = threading.Condition()
@@ -284,6 +438,9 @@ class Workers:
 
     def start(self) -> None:
         sandbox.decide(self.course.config.limits.sandbox)  # refuse before anything runs
+        private = private_paths(self.course.directory)  # inherited by every process the games start
+        known = os.environ.get(sandbox.PRIVATE_ENV, "").split(os.pathsep)
+        os.environ[sandbox.PRIVATE_ENV] = os.pathsep.join(p for p in dict.fromkeys([*known, *private]) if p)
         requeued = self.course.store.requeue_interrupted()
         if requeued:
             log.info("requeued interrupted submissions %s", requeued)
@@ -327,6 +484,32 @@ class Workers:
                             self._wake.wait(IDLE_WAIT_S)
                         self._pending = max(0, self._pending - 1)
                     continue
-                run_job(self.course.config, store, submission_id)
+                self._watch(submission_id)
         finally:
             store.close()
+
+    def _watch(self, submission_id: int) -> None:
+        """Run the job in a thread of its own; past the deadline, fail it as stuck and leave its thread."""
+        job = Job(submission_id)
+        thread = threading.Thread(target=self._run, args=(job,), name=f"course-job-{submission_id}",
+                                  daemon=True)
+        began = time.monotonic()
+        thread.start()
+        thread.join(self.deadline_s)
+        if not thread.is_alive():
+            return
+        store = self.course.store
+        detail = (f"the job was still in its step \"{job.step}\" after {time.monotonic() - began:.0f} s, "
+                  f"past its deadline of {self.deadline_s:g} s (its build's time, its games at their longest "
+                  "and a margin): it was stopped")
+        if job.abandon(lambda: store.finish(submission_id, "failed", "stuck", detail)):
+            log.error("submission %s: stuck in step %r past %g s; failed, its thread abandoned",
+                      submission_id, job.step, self.deadline_s)
+
+    def _run(self, job: Job) -> None:
+        try:
+            run_job(self.course.config, self.course.store, job.submission_id, job)
+        except Abandoned:  # its end came after the worker had failed it as stuck
+            log.warning("submission %s: its abandoned job ended (in step %s)", job.submission_id, job.step)
+        finally:
+            self.course.store.close()  # this thread's connection
