@@ -394,9 +394,11 @@ def _upload_in_browser(driver, path: Path) -> str:
     """Choose `path` in the upload form and send it; returns the status the new row shows at once."""
     from selenium.webdriver.common.by import By
 
+    before = driver.current_url  # after an earlier upload: /me?submitted=<its id>
     driver.find_element(By.ID, "file").send_keys(str(path))
     driver.find_element(By.CSS_SELECTOR, "form.upload button[type=submit]").click()
-    test_site.wait_for(lambda: "submitted=" in driver.current_url, what="the upload's answer")
+    test_site.wait_for(lambda: "submitted=" in driver.current_url and driver.current_url != before,
+                       what="the upload's answer")
     driver.execute_script("window.arenaMarker = 'the same page';")  # gone if the page reloads
     return _status_of_first_row(driver)
 
