@@ -94,3 +94,42 @@ def test_a_tournament_file_reads_class_paths_against_its_directory_and_refuses_a
     with pytest.raises(runner.TournamentError,
                        match=r"bots\[2\]\.command: .*no class path entry 'lib/missing\.jar'"):
         runner.load(path)
+
+
+def test_a_relative_folder_argument_is_made_absolute(project):
+    (project / "engine").mkdir()
+    assert resolve_command("python3 bot.py engine . ..", project)[2:] == (str(project / "engine"), ".", "..")
+
+
+ENGINE_BOT = '''import sys
+sys.path.insert(0, sys.argv[1])  # the engine's checkout, named on the command line
+from brain import first_move
+from bots.sdk import Bot
+
+
+class Wrapped(Bot):
+    name = "wrapped"
+
+    def choose(self, state, time_left):
+        return first_move(self.legal)
+
+
+if __name__ == "__main__":
+    Wrapped().run()
+'''
+
+
+def test_a_bot_given_its_engines_folder_relatively_plays_in_the_sandbox(tmp_path):
+    """`arena match GAME "python3 bot.py engine" random` run where engine/ lies: the folder is named
+    absolutely and shown to the sandboxed bot, which imports from it (it crashed with
+    ModuleNotFoundError: the relative word meant nothing in the bot's own working directory)."""
+    from conftest import run_arena
+
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "brain.py").write_text("def first_move(legal):\n    return legal[0]\n")
+    (tmp_path / "bot.py").write_text(ENGINE_BOT)
+    done = run_arena("match", "domineering", f"{sys.executable} bot.py engine", "random", "--games", "2",
+                     "--time", "2", "-p", "rows=4", "-p", "cols=4", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert "forfeit" not in done.stdout and "ModuleNotFoundError" not in said, said

@@ -90,8 +90,9 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
                     base: str | Path | None = None, protocol: str = PROTOCOL_V1) -> tuple[str, ...]:
     """The argv for `command`: a shipped bot NAME runs as `python -m bots NAME`, a string is a
     shell-like command line split with shlex, a list is the argv itself. Bots run in their own
-    working directory, so relative paths to existing files (the program, a script, a weights file)
-    are made absolute here, against `base` (default: the current directory; a tournament file's
+    working directory, so relative paths to existing files and folders (the program, a script, a
+    weights file, an engine's checkout; not a bare `.` or `..`) are made absolute here, against
+    `base` (default: the current directory; a tournament file's
     commands use the file's directory). A bot speaking the text protocol (`protocol="stdio"`, or
     a command line `stdio:COMMAND`) runs through the adapter: `python -m arena.match.stdio ARGV`.
     LaunchError if the command is empty, its program is missing or its script file is missing."""
@@ -142,8 +143,8 @@ def _resolve_argv(argv: list[str], base: str | Path | None) -> tuple[str, ...]:
             entries = [_absolute(root, entry, shown, classpath=True)
                        for entry in interpreters.classpath_entries(value)]
             argv[i] = prefix + os.pathsep.join(entries)
-        elif kind is Word.ARGUMENT and (root / arg).is_file():  # a weights file, a config...
-            argv[i] = os.path.abspath(root / arg)
+        elif kind is Word.ARGUMENT and arg not in (".", "..") and (root / arg).exists():
+            argv[i] = os.path.abspath(root / arg)  # a weights file, a config, a checkout of the engine...
     check_command(argv)
     return tuple(argv)
 
