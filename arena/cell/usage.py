@@ -4,13 +4,15 @@ CPU (the machine's load, not the bot's doing).
 Read from the bot's cgroup where it has one (`cpuacct.usage` or `cpu.stat`: the whole process tree,
 in nanoseconds), else from the kernel's per-thread scheduler figures of its main process
 (`/proc/PID/task/*/schedstat`: time on a CPU, time waiting in the run queue, in nanoseconds) plus
-the children it has reaped (`/proc/PID/stat`). The wait time is always the scheduler's, summed
-over the bot's threads. Reading is a few small files; benchmarks/fair_clock.py measures it.
+the children it has reaped (`/proc/PID/stat`). The wait time is always the scheduler's, kept per
+thread: what a move waited is the most any one thread waited meanwhile (`waited`), never more than
+the move's wall time, however many threads (a JVM's JIT and GC threads) wait beside the main one.
+Reading is a few small files; benchmarks/fair_clock.py measures it.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
@@ -19,10 +21,23 @@ _TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 @dataclass(frozen=True)
 class Usage:
     """A bot's totals so far: `cpu_s` (user + system, seconds, its whole tree where a cgroup counts
-    it) and `wait_s` (seconds its threads were runnable but not running; None where unknown)."""
+    it), `wait_s` (seconds its threads were runnable but not running, summed; None where unknown)
+    and `waits` (each thread's own wait so far, seconds, by thread id)."""
 
     cpu_s: float
     wait_s: float | None
+    waits: dict[bytes, float] = field(default_factory=dict, compare=False)
+
+
+def waited(before: Usage, after: Usage) -> float | None:
+    """Seconds the bot waited for a CPU between two readings: the most any one of its threads
+    waited meanwhile (a thread new since `before` counts from 0), so at most the wall time between
+    them; the summed figure's difference where threads were not read. None where unknown."""
+    if after.waits:
+        return max(0.0, *(wait - before.waits.get(tid, 0.0) for tid, wait in after.waits.items()))
+    if before.wait_s is None or after.wait_s is None:
+        return None
+    return max(0.0, after.wait_s - before.wait_s)
 
 
 def _read(path: str) -> bytes:
@@ -45,11 +60,14 @@ class ThreadStats:
 
     def __init__(self) -> None:
         self._fds: dict[bytes, int] = {}
+        self.waits: dict[bytes, float] = {}
 
     def usage(self, tids: list[bytes]) -> tuple[float, float]:
         """(CPU seconds, wait seconds) summed over the threads `tids` (those gone count nothing):
-        nanoseconds on a CPU, nanoseconds runnable but waiting for one."""
+        nanoseconds on a CPU, nanoseconds runnable but waiting for one. Each thread's own wait is
+        kept in `waits` (seconds, by thread id) until the next reading."""
         cpu = wait = 0
+        self.waits: dict[bytes, float] = {}
         for tid in tids:
             fd = self._fds.get(tid)
             if fd is None:
@@ -64,6 +82,7 @@ class ThreadStats:
             if len(fields) >= 2:
                 cpu += int(fields[0])
                 wait += int(fields[1])
+                self.waits[tid] = int(fields[1]) / 1e9
         if len(self._fds) > len(tids):  # threads that ended
             for gone in set(self._fds) - set(tids):
                 os.close(self._fds.pop(gone))
@@ -75,12 +94,13 @@ class ThreadStats:
         self._fds.clear()
 
 
-def threads_usage(tids: list[int] | list[bytes]) -> tuple[float, float]:
-    """(CPU seconds, wait seconds) summed over the threads `tids`, read once (ThreadStats keeps
-    their files open for repeated readings)."""
+def threads_usage(tids: list[int] | list[bytes]) -> tuple[float, float, dict[bytes, float]]:
+    """(CPU seconds, wait seconds, each thread's wait) of the threads `tids`, read once (ThreadStats
+    keeps their files open for repeated readings)."""
     stats = ThreadStats()
     try:
-        return stats.usage([str(int(t)).encode() for t in tids])
+        cpu, wait = stats.usage([str(int(t)).encode() for t in tids])
+        return cpu, wait, stats.waits
     finally:
         stats.close()
 
@@ -96,9 +116,9 @@ def process_usage(pid: int) -> Usage | None:
     if len(stat) != 2:
         return None
     fields = stat[1].split()
-    cpu, wait = threads_usage(tids)  # type: ignore[arg-type]
+    cpu, wait, waits = threads_usage(tids)  # type: ignore[arg-type]
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_S  # cutime + cstime
-    return Usage(cpu + reaped, wait)
+    return Usage(cpu + reaped, wait, waits)
 
 
 class CgroupUsage:
@@ -135,7 +155,8 @@ class CgroupUsage:
             tids = os.pread(self._tasks, 65536, 0).split()
         except OSError:
             return Usage(cpu, None)
-        return Usage(cpu, self._threads.usage(tids)[1])
+        wait = self._threads.usage(tids)[1]
+        return Usage(cpu, wait, self._threads.waits)
 
     def close(self) -> None:
         for fd in (self._fd, self._tasks):

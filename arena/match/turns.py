@@ -18,7 +18,7 @@ from typing import Any
 
 import rules
 from arena.cell.limits import Limits
-from arena.cell.usage import Usage
+from arena.cell.usage import Usage, waited
 from arena.match.clock import TimeControl
 from arena.match.forfeits import Forfeited, raise_failures
 from arena.match.players import CRASH_CHECK_S, Player, Players
@@ -55,9 +55,7 @@ def _spent(before: Usage | None, after: Usage | None) -> tuple[float | None, flo
     either reading lacks it."""
     if before is None or after is None:
         return None, None
-    cpu = max(0.0, after.cpu_s - before.cpu_s)
-    wait = None if before.wait_s is None or after.wait_s is None else max(0.0, after.wait_s - before.wait_s)
-    return cpu, wait
+    return max(0.0, after.cpu_s - before.cpu_s), waited(before, after)
 
 
 def _round(value: float | None) -> float | None:
