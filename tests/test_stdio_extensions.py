@@ -1,14 +1,18 @@
 """The text protocol's opt-in extensions (docs/PROTOCOL.md, section 11): `position`, `legal`, `fd3`
 and `ready`, named by a `--arena-options=` word in the bot's command. Lines first, then real bot
-processes under the real referee: a bot that reads only the position word, a chatty bot speaking
-on fd 3, a slow starter whose warm-up is on no clock, and the `legal` request; each beside the same
-bot without the option, which fails."""
+processes under the real referee, in Python, C++ (g++) and Java (javac): a bot that reads only the
+position word, a chatty bot speaking on fd 3, a slow starter whose warm-up is on no clock, and the
+`legal` request; each beside the same bot without the option, which fails. (Every kit's `legal`
+answer: tests/test_kits.py.)"""
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 import rules
 from arena.cell.launcher import resolve_command
@@ -159,7 +163,7 @@ def test_a_chatty_bot_speaks_on_fd3_and_its_stdout_goes_to_the_log():
     assert "engine v1.0 booting" in records[0].logs["0"]  # printed before hello: the first game's
     [without] = play(ext_bot("--junk", "--arena-options=position"), games=1)
     assert without.forfeit["reason"] == Forfeit.MALFORMED_MESSAGE
-    assert "engine v1.0 booting" in without.forfeit["detail"]
+    assert "on stdout, which is not 'move MOVE'" in without.forfeit["detail"]
 
 
 def test_a_slow_starter_saying_ready_is_not_charged_its_warm_up():
@@ -189,3 +193,48 @@ def test_the_legal_request_reaches_a_text_bot_and_its_answer_is_checked():
     assert (chatty.passed, chatty.agreed) == (True, 20), chatty.error
     silent = check_move_generation(ext_bot(), "domineering", {"rows": 5, "cols": 5}, 3, timeout_s=0.5)
     assert not silent.passed and silent.error.startswith("does not answer the `legal` request")
+
+
+# --- the same in C++ and Java ---
+
+def _compile(tmp_path_factory, tool: str, source: str, *args: str) -> Path:
+    require(shutil.which(tool) is not None, f"{tool} is not installed")
+    where = tmp_path_factory.mktemp(tool)
+    shutil.copy(HERE / "bots" / source, where / source)
+    done = subprocess.run([tool, *args, source], cwd=where, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+@pytest.fixture(scope="module")
+def cpp_bot(tmp_path_factory) -> Path:
+    return _compile(tmp_path_factory, "g++", "ext_bot.cpp", "-O2", "-o", "ext_bot") / "ext_bot"
+
+
+@pytest.fixture(scope="module")
+def java_classes(tmp_path_factory) -> Path:
+    require(shutil.which("java") is not None, "java is not installed")
+    return _compile(tmp_path_factory, "javac", "ExtBot.java")
+
+
+def test_a_cpp_engine_printing_on_stdout_speaks_on_fd3_reading_only_the_position(cpp_bot):
+    records = play(BotSpec("ext", resolve_command(f"stdio:{cpp_bot} --fd3 --arena-options=position,fd3")))
+    assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
+    for record in records:
+        assert _my_moves_were_the_last_legal_ones(record) > 0
+        assert "junk: read" in record.logs[str(record.players.index("ext"))]
+    [without] = play(BotSpec("ext", resolve_command(f"stdio:{cpp_bot} --arena-options=position")), games=1)
+    assert without.forfeit["reason"] == Forfeit.MALFORMED_MESSAGE
+    assert "on stdout, which is not 'move MOVE'" in without.forfeit["detail"]
+
+
+def test_a_jvm_saying_ready_is_not_charged_its_start_up_and_warm_up(java_classes):
+    java = f"stdio:java -cp {java_classes} ExtBot --warm 1.0"
+    ready = f"{java} --ready --fd3 --arena-options=position,fd3,ready"
+    [record] = play(BotSpec("ext", resolve_command(ready)), games=1)
+    assert record.forfeit is None, record.logs
+    assert _my_moves_were_the_last_legal_ones(record) > 0 and "junk: read" in record.logs["0"]
+    first = next(m for m in record.moves if m.seat == 0)
+    assert first.time_s < FAST.per_move
+    [without] = play(BotSpec("ext", resolve_command(f"{java} --fd3 --arena-options=position,fd3")), games=1)
+    assert (without.forfeit["seat"], without.forfeit["reason"]) == (0, Forfeit.TIMEOUT)
