@@ -175,6 +175,9 @@ def test_a_slow_starter_saying_ready_is_not_charged_its_warm_up():
     assert fd3.forfeit is None, fd3.logs
     [without] = play(ext_bot("--warm", "1.2", "--arena-options=position"), games=1)
     assert (without.forfeit["seat"], without.forfeit["reason"]) == (0, Forfeit.TIMEOUT)
+    [banner] = play(ext_bot("--banner", "--ready", "--arena-options=position,ready"), games=1)
+    assert banner.forfeit is None, banner.logs  # before `ready` no game has started: noted, not judged
+    assert "before 'ready' the bot printed b'engine v1.0 booting" in banner.logs["0"]
 
 
 def test_a_bot_that_leaves_before_ready_has_crashed():

@@ -75,6 +75,8 @@ OPTION_NAMES = ("position", "legal", "fd3", "ready")
 PROTOCOL_FD = 3
 """With `fd3`, the bot prints its lines on this file descriptor (it still reads them on stdin)."""
 READY = "ready"
+MAX_EARLY_NOTES = 5
+"""Lines printed before `ready` that the log notes (the rest are ignored silently)."""
 LEGAL_ERROR = "legal_error"
 """The bot's line for a `legal` request it cannot answer: `legal_error WHY...`."""
 POSITION_SKIPPED = ("game", "params", "outcome")
@@ -273,26 +275,24 @@ class Adapter:
     def start(self, name: str, token: str) -> int | None:
         """Say hello (with `ready`: once the bot has printed `ready`); None when all is well, else
         the exit code for this process (the bot left before it was ready)."""
-        early: list[bytes] = []
-        while self.options.ready:
+        waiting, noted = self.options.ready, 0
+        while waiting:
             select.select([self._out], [], [])  # the referee's hello limit bounds this wait
             data = os.read(self._out, 65536)
             if not data:
                 return self._bot_gone()
-            self._buffer += data
-            *lines, self._buffer = self._buffer.split(b"\n")
-            done = [i for i, raw in enumerate(lines) if raw.split() == [READY.encode()]]
-            if done:
-                early += lines[:done[0]]
-                self._buffer = b"\n".join(lines[done[0] + 1:] + [self._buffer])
-                break
-            early += lines
-            if len(self._buffer) > MAX_LINE_BYTES:
-                break
-        self.client.send({"type": HELLO, "token": token, "name": name,
-                          "protocol": PROTOCOL_VERSION})
-        for raw in early:  # what the bot printed before `ready`: judged as any line
-            self._on_line(raw)
+            *lines, self._buffer = (self._buffer + data).split(b"\n")
+            for i, raw in enumerate(lines):
+                if raw.split() == [READY.encode()]:
+                    self._buffer = b"\n".join([*lines[i + 1:], self._buffer])
+                    waiting = False
+                    break
+                if raw.strip() and noted < MAX_EARLY_NOTES:  # no game yet: nothing to forfeit
+                    noted += 1
+                    _note(f"before 'ready' the bot printed {raw[:100]!r}: ignored")
+            if waiting and len(self._buffer) > MAX_LINE_BYTES:
+                self._buffer = b""
+        self.client.send({"type": HELLO, "token": token, "name": name, "protocol": PROTOCOL_VERSION})
         if self._buffer:
             self._on_output(b"")
         return None

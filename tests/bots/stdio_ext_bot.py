@@ -5,7 +5,8 @@
 It reads only the `position` word of each `turn` (never the move list), generates the moves of
 that position itself and plays the LAST of them, so every move it plays shows that it read the
 position right. It answers `legal POSITION` with `legal_moves MOVE...` from the same generator.
-`--junk`: prints junk on stdout before and after every line (a chatty engine); `--fd3`: its lines
+`--junk`: prints junk on stdout before and after every line (a chatty engine); `--banner`: only
+before its first line; `--fd3`: its lines
 go to file descriptor 3; `--warm S`: sleeps S seconds first (a slow start-up), then prints `ready`
 when `--ready` is given.
 """
@@ -39,7 +40,7 @@ def main():
     junk = "--junk" in args
     warm = float(args[args.index("--warm") + 1]) if "--warm" in args else 0.0
     out = os.fdopen(3, "w") if "--fd3" in args else sys.stdout
-    if junk:
+    if junk or "--banner" in args:
         print("engine v1.0 booting (junk on stdout)", flush=True)
     time.sleep(warm)
     if "--ready" in args:
