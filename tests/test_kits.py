@@ -1,5 +1,6 @@
 """The starter kits in examples/kits/ and the code of docs/PROTOCOL.md, built with real compilers and
-played against `random` under the real referee.
+played against `random` under the real referee; every kit's answer to the `legal` request checked
+against the rules (arena.match.legal_check), with a bug planted in its sample generator caught.
 
 Each kit is copied to a temporary directory and built once per test session with its own
 `build.sh`, whose last line is the command that runs the bot. A missing compiler or library skips
@@ -17,8 +18,10 @@ from pathlib import Path
 import pytest
 from conftest import require
 
+import rules
 from arena.cell.launcher import resolve_command
 from arena.match.clock import TimeControl
+from arena.match.legal_check import NO_ANSWER, check_move_generation
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
 
@@ -54,20 +57,44 @@ def _java_ready() -> str | None:
                                       "libjeromq-java libmsgpack-java)"
 
 
+def _java_stdio_ready() -> str | None:
+    missing = [p for p in ("javac", "java", "jar") if shutil.which(p) is None]
+    return None if not missing else f"missing {', '.join(missing)} (apt-get install default-jdk)"
+
+
 def _csharp_ready() -> str | None:
     missing = [p for p in ("mcs", "mono") if shutil.which(p) is None]
     return None if not missing else f"missing {', '.join(missing)} (apt-get install mono-mcs)"
 
 
-READY = {"cpp": _cpp_ready, "java": _java_ready, "csharp": _csharp_ready, "python-stdio": lambda: None}
+READY = {"cpp": _cpp_ready, "java": _java_ready, "java-stdio": _java_stdio_ready, "csharp": _csharp_ready,
+         "python-stdio": lambda: None}
+SOURCES = {"cpp": "bot.cpp", "java": "src/Bot.java", "java-stdio": "src/Bot.java", "csharp": "Bot.cs",
+           "python-stdio": "bot.py"}
+"""Each kit's one source file, holding its sample move generator."""
+PLANTED_BUG = ("r + 1 < rows", "r + 2 < rows")
+"""The same text in every kit's generator, changed: vertical dominoes just under the top row are
+forgotten."""
+LEGAL_PARAMS = ({"rows": 5, "cols": 5}, {"rows": 4, "cols": 6, "first": "horizontal"})
 
 
-def build_kit(kit: str, where: Path) -> str:
-    """Copy the kit to `where`, run its build.sh, return the last line it printed."""
+def build_kit(kit: str, where: Path, plant: tuple[str, str] | None = None) -> str:
+    """Copy the kit to `where` (with `plant`: that text of its source replaced), run its build.sh,
+    return the last line it printed."""
     why = READY[kit]()
     require(why is None, f"kit {kit}: {why}")
     copy = where / kit
     shutil.copytree(KITS / kit, copy, ignore=shutil.ignore_patterns("bot", "*.jar", "*.exe", "build", "lib"))
+    if plant is not None:
+        source = copy / SOURCES[kit]
+        text = source.read_text(encoding="utf-8")
+        assert text.count(plant[0]) == 1, f"{kit}: {plant[0]!r} is not once in {SOURCES[kit]}"
+        source.write_text(text.replace(*plant), encoding="utf-8")
+    return run_build(kit, copy)
+
+
+def run_build(kit: str, copy: Path) -> str:
+    """Run the kit's build.sh in `copy`; the last line it printed."""
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     done = subprocess.run(["sh", str(copy / "build.sh")], capture_output=True, text=True,
                           timeout=BUILD_TIMEOUT_S, env={**os.environ, "PATH": path})
@@ -97,6 +124,36 @@ def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, game):
         seat = record.players.index(f"kit-{kit}")
         mine = [m for m in record.moves if m.seat == seat]
         assert mine and all(m.info.get("comment") == "first legal move" for m in mine)
+
+
+def test_every_kit_answers_legal_from_its_own_generator_and_says_which_games_it_lacks(kit_command):
+    kit, command = kit_command
+    bot = BotSpec(f"kit-{kit}", resolve_command(command))
+    for params in LEGAL_PARAMS:
+        check = check_move_generation(bot, "domineering", params, 30, seed=4)
+        assert (check.passed, check.agreed, check.error) == (True, 30, None), (kit, check.disagreements[:1])
+    other = check_move_generation(bot, "morris", {}, 2)
+    assert other.error == f"{NO_ANSWER} (it answered with an error: this bot has no move generator for " \
+                          "morris)"
+
+
+@pytest.mark.parametrize("kit", sorted(READY))
+def test_a_bug_planted_in_a_kits_generator_is_caught_and_no_legal_turns_the_answer_off(kit, tmp_path):
+    command = build_kit(kit, tmp_path, plant=PLANTED_BUG)
+    params = LEGAL_PARAMS[0]
+    bad = check_move_generation(BotSpec("planted", resolve_command(command)), "domineering", params, 30,
+                                seed=4)
+    assert not bad.passed and bad.error is None and 0 < bad.agreed < 30, bad.summary()
+    game = rules.load("domineering", **params)
+    for wire, missing, extra in bad.disagreements:  # exactly the vertical dominoes under the top row
+        state = game.state_from_wire(wire)
+        assert missing == [m for m in state.legal_moves() if m.startswith(str(params["rows"] - 1))]
+        assert missing and extra == [] and state.seat == 0
+    (tmp_path / kit / "no-legal").write_text("")
+    without = run_build(kit, tmp_path / kit)
+    silent = check_move_generation(BotSpec("silent", resolve_command(without)), "domineering", params, 3,
+                                   timeout_s=0.5)
+    assert not silent.passed and silent.error.startswith(NO_ANSWER)
 
 
 def test_every_kit_has_a_readme_with_debian_packages_build_and_run():

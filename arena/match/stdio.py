@@ -16,16 +16,27 @@ referee. What the bot does wrong is left for the referee to judge:
 - the bot exits: the adapter exits with the bot's code (`crashed`).
 The adapter's own hop (a pipe each way) is inside the bot's clock; benchmarks/stdio_overhead.py
 measures it.
+
+Extensions, each opt-in with a word `--arena-options=OPTION,...` anywhere after the program in the
+bot's command (the adapter removes it before starting the bot; without it the lines are today's):
+`position` (every `turn` line carries the position as one word, `position_word`), `legal` (the
+`legal` request of protocol v1 as a line, answered by `legal_moves MOVE...`), `fd3` (the bot
+prints its lines on file descriptor 3; its stdout goes to the log) and `ready` (the adapter says
+hello only once the bot has printed `ready`, so its warm-up is on no move's clock).
 """
 from __future__ import annotations
 
+import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.match.protocol import (
@@ -33,6 +44,8 @@ from arena.match.protocol import (
     ENDPOINT_ENV,
     GAME_OVER,
     HELLO,
+    LEGAL,
+    LEGAL_MOVES,
     MOVE,
     NEW_GAME,
     PROTOCOL_VERSION,
@@ -54,6 +67,47 @@ SPACE_IN_MOVE = ","
 """A move is one word on a line: its spaces (Santorini: `C3 B3 A3`) are written as commas."""
 
 _INFO_KEYS = ("depth", "score", "nodes", "pv", "comment")
+
+OPTIONS_WORD = "--arena-options="
+"""A word of the bot's command starting with this names the extensions it speaks (comma-separated);
+the adapter takes it out of the command."""
+OPTION_NAMES = ("position", "legal", "fd3", "ready")
+PROTOCOL_FD = 3
+"""With `fd3`, the bot prints its lines on this file descriptor (it still reads them on stdin)."""
+READY = "ready"
+MAX_EARLY_NOTES = 5
+"""Lines printed before `ready` that the log notes (the rest are ignored silently)."""
+LEGAL_ERROR = "legal_error"
+"""The bot's line for a `legal` request it cannot answer: `legal_error WHY...`."""
+POSITION_SKIPPED = ("game", "params", "outcome")
+"""Wire fields the position word leaves out: `new_game` gave the first two, and a position still to
+be played has no outcome."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """The text-protocol extensions a bot asked for with `--arena-options=` (all off: today's lines)."""
+
+    position: bool = False
+    legal: bool = False
+    fd3: bool = False
+    ready: bool = False
+
+
+def split_options(command: Sequence[str]) -> tuple[Options, list[str]]:
+    """The extensions named by `--arena-options=` words of `command` (after its program), and the
+    command without them; ValueError naming an unknown option."""
+    chosen: set[str] = set()
+    kept = list(command[:1])
+    for word in command[1:]:
+        if not word.startswith(OPTIONS_WORD):
+            kept.append(word)
+            continue
+        for name in filter(None, word[len(OPTIONS_WORD):].split(",")):
+            if name not in OPTION_NAMES:
+                raise ValueError(f"unknown option {name!r} in {word!r} (known: {', '.join(OPTION_NAMES)})")
+            chosen.add(name)
+    return Options(**{name: True for name in chosen}), kept
 
 
 class BadLine(ValueError):
@@ -87,9 +141,29 @@ def seconds_word(seconds: float) -> str:
     return "inf" if math.isinf(seconds) else f"{seconds:.3f}"
 
 
-def to_line(message: dict[str, Any]) -> str | None:
+def _position_value(value: Any) -> str:
+    if isinstance(value, list):
+        inner = "/" if any(isinstance(item, list) for item in value) else ","
+        return inner.join(_position_value(item) for item in value)
+    if value is None:
+        return ""
+    if isinstance(value, dict):  # no game has one beyond those left out: kept readable all the same
+        return json.dumps(value, separators=(",", ":"), sort_keys=True).replace(";", "_")
+    return _value_word(value).replace(";", "_")
+
+
+def position_word(wire: dict[str, Any]) -> str:
+    """A position (a game's `to_wire()` dict) as one word: `key=value` for each field but `game`,
+    `params` and `outcome`, in the wire's order, joined by `;`; a list's items joined by `,`, a list
+    of lists' by `/` (its lists' by `,`); null and an empty list are empty, booleans `true`/`false`
+    (docs/games.md, "Position word"). E.g. `seat=0;ply=2;board=X...,X...,.OO.`."""
+    return ";".join(f"{key}={_position_value(value)}" for key, value in wire.items()
+                    if key not in POSITION_SKIPPED)
+
+
+def to_line(message: dict[str, Any], options: Options = Options()) -> str | None:
     """The text-protocol line for a referee message (without the newline); None for a message a
-    bot does not get."""
+    bot does not get (a `legal` request unless the bot speaks `legal`)."""
     kind = message["type"]
     if kind == NEW_GAME:
         params = " ".join(f"{key}={_value_word(value)}" for key, value in sorted(message["params"].items()))
@@ -98,8 +172,11 @@ def to_line(message: dict[str, Any]) -> str | None:
         return " ".join(words) + (f" {params}" if params else "")
     if kind == TURN:
         moves, legal = move_words(message["moves"]), move_words(message["legal"])
-        return (f"{TURN} {message['ply']} {seconds_word(float(message['time_left_s']))} moves"
+        position = f" position {position_word(message['state'])}" if options.position else ""
+        return (f"{TURN} {message['ply']} {seconds_word(float(message['time_left_s']))}{position} moves"
                 f"{' ' if moves else ''}{moves} legal {legal}")
+    if kind == LEGAL:
+        return f"{LEGAL} {position_word(message['position'])}" if options.legal else None
     if kind == GAME_OVER:
         winner = "draw" if message["winner"] is None else str(message["winner"])
         return f"{GAME_OVER} {winner} {' '.join(message['reason'].split())}".rstrip()
@@ -143,9 +220,10 @@ def parse_info(words: list[str]) -> dict[str, Any]:
     return info
 
 
-def parse_line(raw: bytes) -> tuple[str, str | None, dict[str, Any]] | None:
-    """What a line from the bot says: (`"move"`, move, info) or (`"resign"`, None, {}); None for a
-    blank line; BadLine for anything else."""
+def parse_line(raw: bytes, options: Options = Options()) -> tuple[str, Any, dict[str, Any]] | None:
+    """What a line from the bot says: (`"move"`, move, info) or (`"resign"`, None, {}); with the
+    `legal` option also (`"legal_moves"`, moves, {}) and (`"legal_error"`, why, {}), with `ready`
+    (`"ready"`, None, {}); None for a blank line; BadLine for anything else."""
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -157,9 +235,16 @@ def parse_line(raw: bytes) -> tuple[str, str | None, dict[str, Any]] | None:
         return MOVE, words[1].replace(SPACE_IN_MOVE, " "), parse_info(words[2:])
     if words == [RESIGN]:
         return RESIGN, None, {}
+    if options.legal and words[0] == LEGAL_MOVES:
+        return LEGAL_MOVES, [word.replace(SPACE_IN_MOVE, " ") for word in words[1:]], {}
+    if options.legal and words[0] == LEGAL_ERROR:
+        return LEGAL_ERROR, " ".join(words[1:]) or "no reason given", {}
+    if options.ready and words == [READY]:
+        return READY, None, {}
     shown = line.strip()
     shown = shown if len(shown) <= 100 else shown[:100] + "..."
-    raise BadLine(f"the bot printed {shown!r} on stdout, which is not 'move MOVE' "
+    where = f"on fd {PROTOCOL_FD}" if options.fd3 else "on stdout"
+    raise BadLine(f"the bot printed {shown!r} {where}, which is not 'move MOVE' "
                   "(debug output goes to stderr)")
 
 
@@ -173,15 +258,44 @@ def _note(text: str) -> None:
 class Adapter:
     """One bot child process and the referee connection: lines one way, messages the other."""
 
-    def __init__(self, client: BotClient, child: subprocess.Popen) -> None:
+    def __init__(self, client: BotClient, child: subprocess.Popen, options: Options = Options(),
+                 lines_fd: int | None = None) -> None:
         self.client = client
         self.child = child
+        self.options = options
         self.turns: deque[tuple[str, int]] = deque()
         """Turns written to the bot and not answered yet (game_id, ply), oldest first."""
+        self.requests: deque[int] = deque()
+        """`legal` requests written to the bot and not answered yet, oldest first."""
         self.game_id = ""
         self._buffer = b""
-        self._out = child.stdout.fileno()  # type: ignore[union-attr]
+        self._out = child.stdout.fileno() if lines_fd is None else lines_fd  # type: ignore[union-attr]
         self._in = child.stdin.fileno()  # type: ignore[union-attr]
+
+    def start(self, name: str, token: str) -> int | None:
+        """Say hello (with `ready`: once the bot has printed `ready`); None when all is well, else
+        the exit code for this process (the bot left before it was ready)."""
+        waiting, noted = self.options.ready, 0
+        while waiting:
+            select.select([self._out], [], [])  # the referee's hello limit bounds this wait
+            data = os.read(self._out, 65536)
+            if not data:
+                return self._bot_gone()
+            *lines, self._buffer = (self._buffer + data).split(b"\n")
+            for i, raw in enumerate(lines):
+                if raw.split() == [READY.encode()]:
+                    self._buffer = b"\n".join([*lines[i + 1:], self._buffer])
+                    waiting = False
+                    break
+                if raw.strip() and noted < MAX_EARLY_NOTES:  # no game yet: nothing to forfeit
+                    noted += 1
+                    _note(f"before 'ready' the bot printed {raw[:100]!r}: ignored")
+            if waiting and len(self._buffer) > MAX_LINE_BYTES:
+                self._buffer = b""
+        self.client.send({"type": HELLO, "token": token, "name": name, "protocol": PROTOCOL_VERSION})
+        if self._buffer:
+            self._on_output(b"")
+        return None
 
     def run(self) -> int:
         """Relay until `bye` or the bot's exit; the exit code for this process."""
@@ -213,9 +327,12 @@ class Adapter:
             self.game_id = message["game_id"]
         elif message["type"] == TURN:
             self.turns.append((message["game_id"], message["ply"]))
-        line = to_line(message)
-        if line is not None:
-            self._write(line)
+        line = to_line(message, self.options)
+        if line is None:
+            return
+        if message["type"] == LEGAL:
+            self.requests.append(message["request"])
+        self._write(line)
 
     def _on_output(self, data: bytes) -> None:
         self._buffer += data
@@ -228,20 +345,30 @@ class Adapter:
 
     def _on_line(self, raw: bytes) -> None:
         try:
-            parsed = parse_line(raw)
+            parsed = parse_line(raw, self.options)
         except BadLine as exc:
             self._malformed(str(exc))
             return
         if parsed is None:
             return
-        kind, move, info = parsed
+        kind, value, info = parsed
+        if kind == READY:
+            _note("a second 'ready' line: dropped")
+            return
+        if kind in (LEGAL_MOVES, LEGAL_ERROR):
+            if not self.requests:
+                _note(f"a {kind!r} line when no `legal` request was asked: dropped")
+                return
+            answer = {"moves": value} if kind == LEGAL_MOVES else {"error": value}
+            self.client.send({"type": LEGAL_MOVES, "request": self.requests.popleft(), **answer})
+            return
         if not self.turns:
             _note(f"a {kind!r} line when no turn was asked: dropped")
             return
         game_id, ply = self.turns.popleft()
         message: dict[str, Any] = {"type": kind, "game_id": game_id, "ply": ply}
         if kind == MOVE:
-            message["move"] = move
+            message["move"] = value
             if info:
                 message["info"] = info
         self.client.send(message)
@@ -256,7 +383,7 @@ class Adapter:
         try:
             code = self.child.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
-            _note("the bot closed its stdout")
+            _note(f"the bot closed its {'fd 3' if self.options.fd3 else 'stdout'}")
             return 1
         if code < 0:
             _note(f"the bot was killed by {signal.Signals(-code).name}")
@@ -276,11 +403,40 @@ class Adapter:
         return 0
 
 
+def _start(command: list[str], options: Options) -> tuple[subprocess.Popen, int | None]:
+    """Start the bot: stdin a pipe from us; its lines on a pipe to us, its stdout (with `fd3`: a
+    pipe on its fd 3, and its stdout to our stderr, the log). The child and our end of fd 3."""
+    if not options.fd3:
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0), None
+    ours, theirs = os.pipe()
+
+    def to_fd3() -> None:  # in the child, before exec: its end of the pipe becomes fd 3
+        if theirs != PROTOCOL_FD:
+            os.dup2(theirs, PROTOCOL_FD)
+        os.set_inheritable(PROTOCOL_FD, True)
+
+    try:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=sys.stderr.fileno(), bufsize=0,
+                                 pass_fds=(PROTOCOL_FD,), preexec_fn=to_fd3)
+    except BaseException:
+        os.close(ours)
+        raise
+    finally:
+        os.close(theirs)
+    return child, ours
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m arena.match.stdio COMMAND...`: run COMMAND as a stdio bot for the referee."""
     command = list(sys.argv[1:] if argv is None else argv)
     if not command:
-        print("usage: python -m arena.match.stdio COMMAND...", file=sys.stderr)
+        print("usage: python -m arena.match.stdio COMMAND... [--arena-options=position,legal,fd3,ready]",
+              file=sys.stderr)
+        return 2
+    try:
+        options, command = split_options(command)
+    except ValueError as exc:
+        _note(f"bad command {' '.join(command)!r}: {exc}")
         return 2
     endpoint, token = os.environ.get(ENDPOINT_ENV), os.environ.get(TOKEN_ENV)
     if not endpoint or token is None:
@@ -288,15 +444,16 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:  # stderr is inherited: the bot's own messages go to the log with ours
-        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        child, lines_fd = _start(command, options)
     except OSError as exc:
         _note(f"cannot start {' '.join(command)!r}: {exc}")
         return 127
     name = os.path.basename(command[-1] if len(command) > 1 else command[0])
     with BotClient(endpoint) as client:
-        client.send({"type": HELLO, "token": token, "name": f"stdio {name}", "protocol": PROTOCOL_VERSION})
+        adapter = Adapter(client, child, options, lines_fd)
         try:
-            return Adapter(client, child).run()
+            code = adapter.start(f"stdio {name}", token)
+            return adapter.run() if code is None else code
         finally:
             if child.poll() is None:
                 child.kill()

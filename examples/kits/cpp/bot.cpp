@@ -32,10 +32,11 @@ static std::string choose(const Game& game, const msgpack::object& state, const 
     return legal.front();
 }
 
-// Your move generator: the legal moves of `position` (the game's wire format, docs/games.md), in
-// the game's canonical notation. Domineering's is written out; for another game write yours (until
-// then the bot answers the `legal` request with an error). Throws std::runtime_error for a position
-// it cannot read.
+// YOUR move generator: the legal moves of `position` (the game's wire format, docs/games.md), in
+// the game's canonical notation. The sample below covers Domineering ONLY, so that the kit runs as
+// shipped; it is not yours. Write your own game's generator here (a course's move-generation phase
+// checks it against the rules). For any other game it throws, and the bot answers the `legal`
+// request with an error; it throws std::runtime_error for a position it cannot read, too.
 static std::vector<std::string> legal_moves(const msgpack::object& position) {
     std::map<std::string, msgpack::object> wire;
     position.convert(wire);

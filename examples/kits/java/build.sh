@@ -2,6 +2,8 @@
 # Build bot.jar, one runnable jar holding the bot and its two libraries; the last line printed is
 # the command that runs it. The libraries: $JEROMQ_JAR and $MSGPACK_JAR if set, else the jars in
 # lib/ (from Maven Central), else Debian's (apt-get install libjeromq-java libmsgpack-java).
+# A file named no-legal beside this script makes the bot ignore the referee's `legal` request
+# (docs/PROTOCOL.md, "Move generation"): a bot without that extension.
 set -e
 cd "$(dirname "$0")"
 find_jar() {  # find_jar NAME DEBIAN_PATH
@@ -20,4 +22,8 @@ javac -d build/classes -cp "$JEROMQ_JAR:$MSGPACK_JAR" src/Bot.java >&2
     jar xf "$jar"
 done && rm -rf META-INF)
 jar --create --file bot.jar --main-class Bot -C build/classes . >&2
-echo "java -jar $(pwd)/bot.jar"
+if [ -e no-legal ]; then
+    echo "java -jar $(pwd)/bot.jar --no-legal"
+else
+    echo "java -jar $(pwd)/bot.jar"
+fi

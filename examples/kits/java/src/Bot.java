@@ -1,7 +1,10 @@
 // A bot for the arena, protocol v1 (docs/PROTOCOL.md): JeroMQ + msgpack-core.
-// Plays the first legal move; your search goes in choose().
+// Plays the first legal move; your search goes in choose(). It also answers the referee's optional
+// `legal` request (docs/PROTOCOL.md, "Move generation") from its own move generator, legalMoves():
+// write your game's there. Run with --no-legal it does not (it ignores the request).
 // Works with Debian's JeroMQ 0.3.6 (no SocketType: ZMQ.DEALER) and with current Maven releases.
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -25,6 +28,36 @@ public class Bot {
         return legal.get(0);
     }
 
+    /**
+     * YOUR move generator: the legal moves of `position` (the game's wire format, docs/games.md), in
+     * the game's canonical notation. The sample below covers Domineering ONLY, so that the kit runs
+     * as shipped; it is not yours. Write your own game's generator here (a course's move-generation
+     * phase checks it against the rules). For any other game it throws, and the kit answers with an
+     * error.
+     */
+    static List<String> legalMoves(Map<Value, Value> position) {
+        String name = get(position, "game").asStringValue().asString();
+        if (!name.equals("domineering")) {
+            throw new IllegalStateException("this bot has no move generator for " + name);
+        }
+        Map<Value, Value> wireParams = get(position, "params").asMapValue().map();
+        List<String> board = strings(get(position, "board"));  // board.get(0) is row 1, the BOTTOM row
+        int toMove = get(position, "seat").asIntegerValue().toInt();
+        boolean vertical = (toMove == 0) == get(wireParams, "first").asStringValue().asString().equals("vertical");
+        int rows = board.size();
+        List<String> moves = new ArrayList<>();
+        for (int r = 0; r < rows; r++) {
+            int cols = board.get(r).length();
+            for (int c = 0; c < cols; c++) {
+                if (board.get(r).charAt(c) != '.') continue;
+                boolean room = vertical ? r + 1 < rows && board.get(r + 1).charAt(c) == '.'  // vertical: its LOWER cell
+                                        : c + 1 < cols && board.get(r).charAt(c + 1) == '.';
+                if (room) moves.add((r + 1) + String.valueOf((char) ('A' + c)));
+            }
+        }
+        return moves;
+    }
+
     static Value get(Map<Value, Value> message, String key) {
         return message.get(ValueFactory.newString(key));
     }
@@ -38,6 +71,7 @@ public class Bot {
     }
 
     public static void main(String[] args) throws Exception {
+        boolean answerLegal = !Arrays.asList(args).contains("--no-legal");  // a bot without the extension
         String endpoint = System.getenv("ARENA_ENDPOINT");
         String token = System.getenv("ARENA_TOKEN");
         if (endpoint == null || token == null) {
@@ -68,6 +102,26 @@ public class Bot {
                 game = get(message, "game").asStringValue().asString();
                 params = get(message, "params").asMapValue().map();
                 seat = get(message, "seat").asIntegerValue().toInt();
+                continue;
+            }
+            if (type.equals("legal")) {
+                if (!answerLegal) {
+                    continue;
+                }
+                MessageBufferPacker out = MessagePack.newDefaultBufferPacker();
+                out.packMapHeader(3);
+                out.packString("type").packString("legal_moves");
+                out.packString("request").packLong(get(message, "request").asIntegerValue().toLong());
+                try {
+                    List<String> moves = legalMoves(get(message, "position").asMapValue().map());
+                    out.packString("moves").packArrayHeader(moves.size());
+                    for (String move : moves) {
+                        out.packString(move);
+                    }
+                } catch (RuntimeException error) {
+                    out.packString("error").packString(String.valueOf(error.getMessage()));
+                }
+                socket.send(out.toByteArray(), 0);
                 continue;
             }
             if (!type.equals("turn")) {
