@@ -134,6 +134,25 @@ def test_legal_and_ready_lines_are_read_only_from_a_bot_that_asked():
 
 # --- real bots under the real referee ---
 
+def test_the_prefix_names_the_options_and_an_unknown_one_is_refused_before_any_game(tmp_path):
+    """`stdio+position,legal:COMMAND` is COMMAND with the options word; `stdio+fd4:` is refused by
+    `arena match` at once, in one line (the word form is found only when the bot starts)."""
+    from conftest import run_arena
+
+    argv = resolve_command(f"stdio+position,legal:{sys.executable} {EXT_BOT}")
+    assert argv[1:4] == ("-m", "arena.match.stdio", sys.executable)
+    assert argv[-1] == "--arena-options=position,legal"
+    bot = BotSpec("ext", resolve_command(f"stdio+position:{sys.executable} {EXT_BOT}"))
+    records = play(bot, rows=5, cols=6)
+    assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
+    assert all(_my_moves_were_the_last_legal_ones(r) > 0 for r in records)
+    refused = run_arena("match", "domineering", f"stdio+position,fd4:{sys.executable} {EXT_BOT}", "random",
+                        cwd=tmp_path)
+    assert refused.returncode == 2 and not (tmp_path / "out").exists()
+    [line] = refused.stderr.strip().splitlines()
+    assert "unknown text-protocol option 'fd4' (known: position, legal, fd3, ready)" in line, line
+
+
 def _my_moves_were_the_last_legal_ones(record, name: str = "ext") -> int:
     game = rules.load(record.game, **record.params)
     state, mine = game.start(), 0

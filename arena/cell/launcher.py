@@ -14,6 +14,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -59,6 +60,27 @@ PROTOCOLS = (PROTOCOL_V1, PROTOCOL_STDIO)
 STDIO_PREFIX = "stdio:"
 """A command line `stdio:COMMAND` is COMMAND speaking the text protocol."""
 STDIO_MODULE = "arena.match.stdio"
+STDIO_OPTIONS = ("position", "legal", "fd3", "ready")
+"""The text protocol's opt-in extensions (docs/PROTOCOL.md section 11): `stdio+position,legal:COMMAND`
+names them before the command, as the word `--arena-options=position,legal` after it does."""
+STDIO_OPTIONS_WORD = "--arena-options="
+"""The word the adapter reads the extensions from (and takes out of the bot's command)."""
+_STDIO_WITH_OPTIONS = re.compile(r"^stdio\+([a-z0-9,+]*):")
+
+
+def stdio_options(text: str) -> tuple[str, str] | None:
+    """(the options word, the command) of `stdio+OPTS:COMMAND`; None for any other text; LaunchError
+    naming an unknown option (caught here, before any game, not when the bot starts)."""
+    found = _STDIO_WITH_OPTIONS.match(text.strip())
+    if found is None:
+        return None
+    names = [n for n in re.split(r"[,+]", found.group(1)) if n]
+    unknown = [n for n in names if n not in STDIO_OPTIONS]
+    if unknown or not names:
+        bad = (unknown or [""])[0]
+        raise LaunchError(f"bot command {text.strip()!r}: unknown text-protocol option {bad!r} "
+                          f"(known: {', '.join(STDIO_OPTIONS)})")
+    return STDIO_OPTIONS_WORD + ",".join(dict.fromkeys(names)), text.strip()[found.end():]
 
 
 class LaunchError(ValueError):
@@ -98,10 +120,13 @@ def resolve_command(command: str | list[str] | tuple[str, ...],
     LaunchError if the command is empty, its program is missing or its script file is missing."""
     if protocol not in PROTOCOLS:
         raise LaunchError(f"unknown bot protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    options: tuple[str, ...] = ()
     if isinstance(command, str) and command.strip().startswith(STDIO_PREFIX):
         command, protocol = command.strip()[len(STDIO_PREFIX):], PROTOCOL_STDIO
+    elif isinstance(command, str) and (prefixed := stdio_options(command)) is not None:
+        options, command, protocol = (prefixed[0],), prefixed[1], PROTOCOL_STDIO
     if protocol == PROTOCOL_STDIO:
-        return (sys.executable, "-m", STDIO_MODULE, *resolve_command(command, base))
+        return (sys.executable, "-m", STDIO_MODULE, *resolve_command(command, base), *options)
     if isinstance(command, (list, tuple)):
         argv = [str(arg) for arg in command]
     else:
@@ -221,6 +246,8 @@ def display_name(text: str) -> str:
     text = str(text).strip()
     if text.startswith(STDIO_PREFIX):
         text = text[len(STDIO_PREFIX):].strip()
+    elif _STDIO_WITH_OPTIONS.match(text):
+        text = text[_STDIO_WITH_OPTIONS.match(text).end():].strip()  # type: ignore[union-attr]
     if text in shipped_bots():
         return text
     try:

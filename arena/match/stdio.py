@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.cell.launcher import STDIO_OPTIONS, STDIO_OPTIONS_WORD
 from arena.match.protocol import (
     BYE,
     ENDPOINT_ENV,
@@ -68,10 +69,10 @@ SPACE_IN_MOVE = ","
 
 _INFO_KEYS = ("depth", "score", "nodes", "pv", "comment")
 
-OPTIONS_WORD = "--arena-options="
+OPTIONS_WORD = STDIO_OPTIONS_WORD
 """A word of the bot's command starting with this names the extensions it speaks (comma-separated);
-the adapter takes it out of the command."""
-OPTION_NAMES = ("position", "legal", "fd3", "ready")
+the adapter takes it out of the command (`stdio+OPTS:COMMAND` puts it there: arena.cell.launcher)."""
+OPTION_NAMES = STDIO_OPTIONS
 PROTOCOL_FD = 3
 """With `fd3`, the bot prints its lines on this file descriptor (it still reads them on stdin)."""
 READY = "ready"
