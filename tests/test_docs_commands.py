@@ -17,7 +17,7 @@ from arena.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples" / "kits" / "README.md"]
-COMMANDS = {"match", "play", "watch", "replay", "standings", "publish", "serve", "submit"}
+COMMANDS = {"match", "play", "watch", "replay", "standings", "publish", "serve", "submit", "check-bot"}
 """`arena`'s commands; `tournament` and `course` take a second word."""
 TWO_WORDS = ("tournament", "course")
 THREE_WORDS = (("course", "staff"),)

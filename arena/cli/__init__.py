@@ -23,6 +23,7 @@ COMMANDS = {
                              ("tournament", "standings", "publish", "serve", "submit")),
     "arena.cli.play": ("add_play_parsers", ("play", "watch", "replay")),
     "arena.cli.course": ("add_course_parsers", ("course",)),
+    "arena.cli.check": ("add_check_parser", ("check-bot",)),
 }
 """The commands' modules: module -> (function registering its commands on the subparsers, the
 commands it registers); a module that is absent (a partial install) is skipped."""
