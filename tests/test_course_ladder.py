@@ -1,4 +1,4 @@
-"""The course's ladder (arena/course/ladder.py) and copying check (arena/course/similarity.py).
+"""The course's ladder (arena/course/season/ladder.py) and copying check (arena/course/season/similarity.py).
 
 The scheduler is driven by a fake clock with games decided by known strengths (no processes):
 placement first, every active bot served at least its share of games an hour, nothing handed out
@@ -19,11 +19,11 @@ from conftest import require
 from course_helpers import Server, arena
 
 from arena.cell import sandbox
-from arena.course.archives import Refused
-from arena.course.config import CourseError
-from arena.course.ladder import Ladder
-from arena.course.service import Course
-from arena.course.similarity import similar_pairs
+from arena.course.config.course_toml import CourseError
+from arena.course.course import Course
+from arena.course.season.archives import Refused
+from arena.course.season.ladder import Ladder
+from arena.course.season.similarity import similar_pairs
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
 

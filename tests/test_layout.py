@@ -36,12 +36,12 @@ ONLY_IN = {
     "pyseccomp": ("arena/cell/seccomp.py",),
     "pandas": ("arena/tournament/standings.py", "arena/site/"),
     "tabulate": ("arena/tournament/standings.py", "arena/site/"),
-    "starlette": ("arena/course/app.py", "arena/course/season_pages.py",  # the web app: its pages
-                  "arena/course/bounds.py"),  # and its bounds on requests
-    "uvicorn": ("arena/course/server.py", "arena/course/bounds.py"),  # bounds: the guarded h11 protocol
-    "argon2": ("arena/course/accounts.py",),
-    "openskill": ("arena/course/ladder.py",),
-    "copydetect": ("arena/course/similarity.py",),
+    "starlette": ("arena/course/web/app.py", "arena/course/web/season_pages.py",  # the web app: its pages
+                  "arena/course/web/bounds.py"),  # and its bounds on requests
+    "uvicorn": ("arena/course/server.py", "arena/course/web/bounds.py"),  # bounds: the guarded h11 protocol
+    "argon2": ("arena/course/db/accounts.py",),
+    "openskill": ("arena/course/season/ladder.py",),
+    "copydetect": ("arena/course/season/similarity.py",),
 }
 """Third-party module -> the only files of `arena` (a path ending in / is a folder) that import it."""
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from arena.cell.sandbox import SandboxUnavailable
 from arena.cli.common import EXIT_OK, BadInput, guard
-from arena.course.accounts import AccountError
-from arena.course.archives import Refused
 from arena.course.client import SubmitError
-from arena.course.config import CourseError
-from arena.course.final import FinalError
+from arena.course.config.course_toml import CourseError
+from arena.course.db.accounts import AccountError
+from arena.course.season.archives import Refused
+from arena.course.season.final import FinalError
 from arena.course.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
@@ -61,7 +61,7 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
 @_guard
 def cmd_init(args: argparse.Namespace) -> int:
     """arena course init DIR --game GAME"""
-    from arena.course import config
+    from arena.course.config import course_toml as config
 
     for path in config.init(Path(args.directory), args.game):
         print(f"wrote {path}")
@@ -73,7 +73,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 @_guard
 def cmd_status(args: argparse.Namespace) -> int:
     """arena course status DIR"""
-    from arena.course.service import Course
+    from arena.course.course import Course
 
     course = Course(Path(args.directory))
     rows = course.rows()
@@ -99,8 +99,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_phases(args: argparse.Namespace) -> int:
     """arena course phases DIR"""
-    from arena.course import phases
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import phases
 
     course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
     season = phases.season(course.config)
@@ -234,8 +234,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_invite(args: argparse.Namespace) -> int:
     """arena course invite DIR [--url URL] [--only ID...]"""
-    from arena.course.accounts import Accounts, write_invites
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts, write_invites
 
     course = Course(Path(args.directory))
     students = course.students()
@@ -258,8 +258,8 @@ INVITES_NAME = "invites.csv"
 @_server_guard
 def cmd_staff_add(args: argparse.Namespace) -> int:
     """arena course staff add DIR NAME [--url URL]"""
-    from arena.course.accounts import Accounts, sign_in_link
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts, sign_in_link
 
     course = Course(Path(args.directory))
     if course.student(args.name) is not None:
@@ -273,8 +273,8 @@ def cmd_staff_add(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_token(args: argparse.Namespace) -> int:
     """arena course token DIR ID"""
-    from arena.course.accounts import Accounts
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
 
     course = Course(Path(args.directory))
     if course.student(args.student) is None:
@@ -286,8 +286,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_sign_out(args: argparse.Namespace) -> int:
     """arena course sign-out DIR ID"""
-    from arena.course.accounts import TERMINAL, Accounts
-    from arena.course.config import load
+    from arena.course.config.course_toml import load
+    from arena.course.db.accounts import TERMINAL, Accounts
 
     accounts = Accounts(load(Path(args.directory)).directory)
     if accounts.get(args.account) is None:
@@ -336,8 +336,8 @@ def _share(text: str) -> float:
 @_guard
 def cmd_ladder(args: argparse.Namespace) -> int:
     """arena course ladder DIR"""
-    from arena.course.ladder import Ladder
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season.ladder import Ladder
 
     ladder = Ladder(Course(Path(args.directory)))
     table = [("rank", "bot", "name", "ordinal", "mu ± sigma", "games", "")]
@@ -354,8 +354,8 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 @_guard
 def cmd_similarity(args: argparse.Namespace) -> int:
     """arena course similarity DIR [--threshold X]"""
-    from arena.course import similarity
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import similarity
 
     course = Course(Path(args.directory))
     threshold = similarity.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
@@ -395,8 +395,8 @@ def cmd_final(args: argparse.Namespace) -> int:
     """arena course final DIR --start | --rerun | --status | --publish"""
     import sys
 
-    from arena.course import final
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import final
 
     course = Course(Path(args.directory), sandbox="auto" if args.unsafe_no_sandbox else "on")
     if args.start or args.rerun:
@@ -414,8 +414,8 @@ def cmd_final(args: argparse.Namespace) -> int:
 @_final_guard
 def cmd_grades(args: argparse.Namespace) -> int:
     """arena course grades DIR"""
-    from arena.course import grades
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import grades
 
     path = grades.write_csv(Course(Path(args.directory)))
     print(f"wrote {path}")

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from arena.course.config import Student
+from arena.course.config.course_toml import Student
 
 DB_NAME = "course.db"
 FILES_DIR = "files"

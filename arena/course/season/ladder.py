@@ -42,16 +42,16 @@ from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
 from arena.cell.launcher import resolve_command, shipped_bots
-from arena.course.archives import Refused
-from arena.course.store import iso, utc_now
+from arena.course.db.store import iso, utc_now
+from arena.course.season.archives import Refused
 from arena.match.clock import TimeControl
 from arena.match.openings import Openings, OpeningsError, parse_openings, random_opening
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -548,13 +548,13 @@ _RUNNERS: dict[Path, set[LadderRunner]] = {}
 class LadderRunner:
     """The server's thread that plays the ladder: every `interval_s` (default `[ladder] poll_s`) it
     asks `Ladder.due` for what is due and plays it one ladder game at a time through `play`
-    (arena.course.jobs.play_games), recording each. A game that cannot be played is marked errored;
+    (arena.course.season.jobs.play_games), recording each. A game that cannot be played is marked errored;
     nothing a bot does stops it. On `start()` games a stopped server left scheduled are given up
     (their entrants are owed them again)."""
 
     def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
                  clock: Callable[[], datetime] = utc_now) -> None:
-        from arena.course.jobs import play_games
+        from arena.course.season.jobs import play_games
 
         self.course = course
         self.ladder = Ladder(course)

@@ -24,16 +24,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.course.archives import Refused, clean_filename
-from arena.course.config import CourseConfig
+from arena.course.config.course_toml import CourseConfig
+from arena.course.season.archives import Refused, clean_filename
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec, safe_name
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from arena.course.service import Course
-    from arena.course.store import Store
+    from arena.course.course import Course
+    from arena.course.db.store import Store
 
 PHASE_KEYS = {"name", "deadline", "requires", "report", "report_max_mb"}
 REQUIRE_KEYS = {"qualified", "score", "legal"}
@@ -368,7 +368,7 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     deadline plus the student's extension (before `now` while that has not passed: provisional).
     Score games and move-generation checks run once a version (kept in course.db); with
     `evaluate=False` none runs, and a requirement not checked yet fails as "not checked yet"."""
-    from arena.course.store import utc_now
+    from arena.course.db.store import utc_now
 
     now = now or utc_now()
     config = course.config
@@ -463,7 +463,7 @@ def _cached(store: Store, submission_id: int, key: str) -> Found | None:
 
 
 def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
-    from arena.course.store import iso, utc_now
+    from arena.course.db.store import iso, utc_now
 
     passed, evidence, ids, disagreements, value = found
     with store.write() as db:
@@ -476,7 +476,7 @@ def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
 def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
     """The submission's bot as its qualification ran it (its build kept in DIR/builds/ID; built
     again there when it is gone)."""
-    from arena.course import jobs
+    from arena.course.season import jobs
 
     folder = course.directory / jobs.BUILDS_DIR / str(sub["id"])
     command = sub["command"]
@@ -490,7 +490,7 @@ def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
 
 
 def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
-    from arena.course.jobs import JobFailed
+    from arena.course.season.jobs import JobFailed
     from arena.match.legal_check import check_move_generation
 
     config = course.config
@@ -505,7 +505,7 @@ def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
 
 def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
     from arena.cell.launcher import resolve_command
-    from arena.course.jobs import JobFailed, play_judged
+    from arena.course.season.jobs import JobFailed, play_judged
 
     config = course.config
     try:

@@ -15,8 +15,8 @@ import secrets
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 KEYS = {"pseudonyms"}
 SCHEMA = """

@@ -37,20 +37,21 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
-from arena.course import phases, signin
-from arena.course.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.archives import Refused
-from arena.course.bounds import BodyLimit
-from arena.course.season_pages import SeasonPages
-from arena.course.service import Course, StudentRow, Submission
+from arena.course.course import Course, StudentRow, Submission
+from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
+from arena.course.season import phases
+from arena.course.season.archives import Refused
+from arena.course.web import signin
+from arena.course.web.bounds import BodyLimit
+from arena.course.web.season_pages import SeasonPages
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 COURSE_STATIC = HERE / "static"
-SITE_STATIC = HERE.parent / "site" / "static"
-SITE_TEMPLATES = HERE.parent / "site" / "templates"
+SITE_STATIC = HERE.parents[1] / "site" / "static"
+SITE_TEMPLATES = HERE.parents[1] / "site" / "templates"
 """The published site's templates, second in the search path: the replay viewer's board (_board.html)."""
 SESSION_COOKIE = "arena_course"
 SESSION_MAX_AGE_S = SESSION_S

@@ -1,0 +1,1 @@
+"""The Starlette app: routes, the sign-in guard, views, templates/ and static/."""
