@@ -19,7 +19,7 @@ from pathlib import Path
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
 from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
-from arena.course.season import archives, phases
+from arena.course.season import archives, phases, settings
 from arena.course.season.archives import Refused
 from arena.match.records import GameRecord
 
@@ -91,7 +91,7 @@ class Course:
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
-        phases.season(self.config, {s.id for s in self.students()})  # a bad [[phases]] fails here
+        settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
         phases.tables(self.store)
 
     def close(self) -> None:

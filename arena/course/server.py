@@ -131,8 +131,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 def _dask_backend(address: str) -> Callable[[], object]:
     """What makes the Workers' backend on the Dask cluster at `address` (checked here: ServeError)."""
-    from arena.tournament.backends import DaskBackend
-    from arena.tournament.cluster import ClusterError, parse_cluster
+    from arena.tournament.cluster import ClusterError, DaskBackend, parse_cluster
 
     try:
         parse_cluster(address)

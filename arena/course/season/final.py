@@ -120,20 +120,6 @@ def settings(config: CourseConfig) -> FinalSettings:
                          concurrency=whole("concurrency", 1, 1))
 
 
-def check(config: CourseConfig) -> FinalSettings:
-    """Read `[final]`, `[extensions]`, `[privacy]` and `[grading]` (what a final and its grades
-    depend on) before anything is played; CourseError names the first bad key. The `[final]`
-    settings."""
-    from arena.course.season import grades
-    from arena.course.season.privacy import pseudonyms_on
-
-    found = settings(config)
-    phases.season(config)  # the deadlines and [extensions] the entrants depend on
-    pseudonyms_on(config)
-    grades.settings(config)
-    return found
-
-
 def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
     """The student's own last deadline (arena.course.season.phases.deadline_for: the course's last deadline
     plus its extension); None: no deadline."""
@@ -166,7 +152,6 @@ def entrants(course: Course) -> list[Entrant]:
     out. Bot names are the students' display names for the public (pseudonyms when on)."""
     from arena.course.season.privacy import public_name
 
-    check(course.config)
     found = []
     for student in course.store.student_rows():
         if student["disabled"]:

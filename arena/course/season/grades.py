@@ -117,7 +117,6 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     from arena.tournament import standings as st
 
     rules = settings(course.config)
-    final.check(course.config)
     status = final.final_status(course)
     passed = _phases(course)
     per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits

@@ -25,6 +25,7 @@ from starlette.routing import Route
 import rules
 from arena.course.season.archives import Refused
 from arena.course.web.charts import rating_chart
+from arena.course.web.forms import checked_form, json_for_script, to_login
 from arena.match.records import GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
@@ -32,6 +33,7 @@ from arena.tournament.store import StoreError
 if TYPE_CHECKING:
     from arena.course.db.accounts import Account
     from arena.course.web.app import CourseApp
+
 
 LADDER_GAMES_SHOWN = 30
 """A student's most recent ladder games listed on the leaderboard page."""
@@ -79,8 +81,6 @@ class SeasonPages:
     async def signed_in(self, request: Request) -> Account | Response:
         account = await self.views.who(request)
         if account is None:
-            from arena.course.web.app import to_login
-
             return to_login(request)
         return account
 
@@ -138,8 +138,6 @@ class SeasonPages:
                                  **await run_in_threadpool(context))
 
     async def request_game(self, request: Request) -> Response:
-        from arena.course.web.app import checked_form
-
         account = await self.signed_in(request)
         if isinstance(account, Response):
             return account
@@ -154,7 +152,6 @@ class SeasonPages:
         return RedirectResponse(f"/ladder/games/{game_id}", 303)
 
     async def ladder_game(self, request: Request) -> Response:
-        from arena.course.web.app import json_for_script
         from arena.site import model as site_model
         from arena.tournament.store import StoredGame
 
@@ -282,8 +279,6 @@ class SeasonPages:
 
     async def final_action(self, request: Request) -> Response:
         from arena.course.season import final
-        from arena.course.web.app import checked_form
-
         account = await self.staff(request)
         if isinstance(account, Response):
             return account
