@@ -21,7 +21,7 @@ from arena.cell import sandbox
 from arena.course.course import Course
 from arena.course.db.store import NewSubmission
 from arena.course.season import final, grades, privacy
-from arena.course.server import SeasonClock
+from arena.course_web.server import SeasonClock
 
 ROSTER = [("s001", "Ada Lovelace", "ada@example.org", "A"), ("s002", "Alan Turing", "alan@example.org", "A"),
           ("s003", "Grace Hopper", "grace@example.org", "B"),

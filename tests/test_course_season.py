@@ -825,7 +825,7 @@ def test_the_ladder_order_agrees_with_the_known_strengths(season):
 # --- the pages' own pieces, without a server ---
 
 def test_a_student_sees_nothing_its_opponent_printed_in_a_ladder_replay():
-    from arena.course.web.season_pages import shown_record
+    from arena.course_web.season_pages import shown_record
     from arena.match.records import GameRecord, MoveRecord
 
     secret = "my opponent's secret plan"
@@ -848,7 +848,7 @@ def test_a_student_sees_nothing_its_opponent_printed_in_a_ladder_replay():
 
 
 def test_the_rating_chart_draws_mu_its_band_and_the_ordinal_on_one_scale():
-    from arena.course.web.charts import CHART_HEIGHT_PX, PAD_PX, rating_chart
+    from arena.course_web.charts import CHART_HEIGHT_PX, PAD_PX, rating_chart
 
     history = [("2026-01-10T10:00:00Z", 25.0, 8.3, 0.1), ("2026-01-10T10:05:00Z", 27.5, 7.0, 6.5),
                ("2026-01-10T10:09:00Z", 30.0, 5.0, 15.0)]

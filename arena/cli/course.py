@@ -17,7 +17,7 @@ from arena.course.config.course_toml import CourseError
 from arena.course.db.accounts import AccountError
 from arena.course.season.archives import Refused
 from arena.course.season.final import FinalError
-from arena.course.server import ServeError
+from arena.course_web.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
 
@@ -132,7 +132,8 @@ SHOWN_DISAGREEMENTS = 3
 
 def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     """Register the server's commands on `arena course`: serve, invite, staff add, token, submit."""
-    from arena.course import client, server
+    from arena.course import client
+    from arena.course_web import server
 
     serve = csub.add_parser("serve", help="run the course server: the web app and the workers that build and "
                                           "qualify (one process tree; Ctrl-C or SIGTERM stops it)")
@@ -224,7 +225,7 @@ def _positive(text: str) -> int:
 @_server_guard
 def cmd_serve(args: argparse.Namespace) -> int:
     """arena course serve DIR [--host H] [--port P] [--concurrency N] [--unsafe-no-sandbox]"""
-    from arena.course import server
+    from arena.course_web import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
                         https_cookies=args.https_cookies, cluster=args.cluster,

@@ -39,18 +39,18 @@ from arena.course.course import Course, StudentRow, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
 from arena.course.season import phases
 from arena.course.season.archives import Refused
-from arena.course.web import signin
-from arena.course.web.bounds import BodyLimit
-from arena.course.web.forms import checked_form, json_for_script, safe_next, to_login
-from arena.course.web.season_pages import SeasonPages
+from arena.course_web import signin
+from arena.course_web.bounds import BodyLimit
+from arena.course_web.forms import checked_form, json_for_script, safe_next, to_login
+from arena.course_web.season_pages import SeasonPages
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 COURSE_STATIC = HERE / "static"
-SITE_STATIC = HERE.parents[1] / "site" / "static"
-SITE_TEMPLATES = HERE.parents[1] / "site" / "templates"
+SITE_STATIC = HERE.parent / "site" / "static"
+SITE_TEMPLATES = HERE.parent / "site" / "templates"
 """The published site's templates, second in the search path: the replay viewer's board (_board.html)."""
 SESSION_COOKIE = "arena_course"
 SESSION_MAX_AGE_S = SESSION_S

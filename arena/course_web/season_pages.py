@@ -24,15 +24,15 @@ from starlette.routing import Route
 
 import rules
 from arena.course.season.archives import Refused
-from arena.course.web.charts import rating_chart
-from arena.course.web.forms import checked_form, json_for_script, to_login
+from arena.course_web.charts import rating_chart
+from arena.course_web.forms import checked_form, json_for_script, to_login
 from arena.match.records import GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
 
 if TYPE_CHECKING:
     from arena.course.db.accounts import Account
-    from arena.course.web.app import CourseApp
+    from arena.course_web.app import CourseApp
 
 
 LADDER_GAMES_SHOWN = 30

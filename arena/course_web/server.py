@@ -154,8 +154,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     from arena.course.db.accounts import Accounts
     from arena.course.season.jobs import Workers
     from arena.course.season.ladder import LadderRunner
-    from arena.course.web.app import create_app
-    from arena.course.web.bounds import GuardedH11Protocol
+    from arena.course_web.app import create_app
+    from arena.course_web.bounds import GuardedH11Protocol
 
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
