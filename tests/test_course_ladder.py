@@ -168,9 +168,8 @@ def test_bad_ladder_keys_are_one_line_errors(tmp_path):
                                      ('reference = ["random", "nobody"]', "ladder.reference"),
                                      ('model = "elo"', "ladder.model"), ("colour = 1", "ladder.colour"),
                                      ('openings = "random:x"', "ladder.openings")]):
-        course = Course(make_course(tmp_path / f"c{n}", 1, text), sandbox="off")
-        with pytest.raises(CourseError) as caught:
-            Ladder(course)
+        with pytest.raises(CourseError) as caught:  # the course refuses it at load (the openings: the ladder)
+            Ladder(Course(make_course(tmp_path / f"c{n}", 1, text), sandbox="off"))
         message = str(caught.value)
         assert f"course.toml: {key}: " in message and "\n" not in message, message
 

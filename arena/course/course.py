@@ -92,7 +92,6 @@ class Course:
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
         settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
-        phases.tables(self.store)
 
     def close(self) -> None:
         """Close this thread's database connection."""

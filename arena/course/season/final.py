@@ -49,13 +49,6 @@ KEYS = {"format", "games", "time", "clock", "rounds", "opponents", "seed", "conc
 DEFAULT_GAMES = 2
 NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS final_runs (run INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
-    published TEXT);
-CREATE TABLE IF NOT EXISTS final_entrants (run INTEGER NOT NULL REFERENCES final_runs(run),
-    student_id TEXT NOT NULL, submission_id INTEGER NOT NULL, bot TEXT NOT NULL, command TEXT NOT NULL,
-    PRIMARY KEY (run, student_id));
-"""
 
 
 class FinalError(ValueError):
@@ -218,12 +211,7 @@ def final_dir(course: Course) -> Path:
     return course.directory / FINAL_DIR
 
 
-def _tables(course: Course) -> None:
-    course.store.connection().executescript(SCHEMA)
-
-
 def _last_run(course: Course) -> Any:
-    _tables(course)
     rows = course.store.rows("SELECT * FROM final_runs ORDER BY run DESC LIMIT 1")
     return rows[0] if rows else None
 

@@ -64,36 +64,6 @@ WINDOW = timedelta(hours=1)
 MATCH_PREFIX = "ladder-"
 """A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
 REFERENCE_PREFIX = "ref:"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladder_players (
-    key TEXT PRIMARY KEY,           -- "v<submission id>" (a student's version) or "ref:<bot name>"
-    name TEXT NOT NULL UNIQUE,      -- the bot's name in games: "<student id>-v<version>" or the bot's
-    student_id TEXT,                -- NULL for a reference bot
-    submission_id INTEGER,
-    mu REAL NOT NULL, sigma REAL NOT NULL,
-    games INTEGER NOT NULL DEFAULT 0,   -- rated games played
-    created TEXT NOT NULL           -- when the ladder first saw it (ISO 8601 UTC)
-);
-CREATE TABLE IF NOT EXISTS ladder_games (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    a TEXT NOT NULL REFERENCES ladder_players(key), b TEXT NOT NULL REFERENCES ladder_players(key),
-    rated INTEGER NOT NULL,
-    requested_by TEXT,              -- the student who asked for this unrated game
-    created TEXT NOT NULL,
-    state TEXT NOT NULL,            -- queued (asked for), scheduled (handed out by due), done, errored
-    detail TEXT NOT NULL DEFAULT '',
-    finished TEXT
-);
-CREATE INDEX IF NOT EXISTS ladder_games_by_state ON ladder_games (state, id);
-CREATE TABLE IF NOT EXISTS ladder_records (
-    game_id TEXT PRIMARY KEY, ladder_id INTEGER NOT NULL REFERENCES ladder_games(id),
-    at TEXT NOT NULL, record TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ladder_history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL REFERENCES ladder_players(key),
-    at TEXT NOT NULL, game_id TEXT NOT NULL,
-    mu REAL NOT NULL, sigma REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS ladder_history_by_key ON ladder_history (key, id);
-"""
 
 
 @dataclass(frozen=True)
@@ -234,7 +204,6 @@ class Ladder:
         self._openings: Openings = parse_openings(self.settings.openings, self._game, self.config.directory)
         self._lock = threading.Lock()
         """due() and request() of one process take turns (the database makes them consistent too)."""
-        self.course.store.connection().executescript(SCHEMA)
 
     # --- entrants ---
     def _entrants(self, now: datetime) -> list[_Entrant]:

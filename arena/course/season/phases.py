@@ -46,15 +46,6 @@ EXAMPLE_TIME = "2026-12-03T23:59:00+01:00"
 DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([dhms])")
 UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS reports (submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
-    filename TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS phase_checks (submission_id INTEGER NOT NULL REFERENCES submissions(id),
-    requirement TEXT NOT NULL, passed INTEGER NOT NULL, evidence TEXT NOT NULL, game_ids TEXT NOT NULL,
-    disagreements TEXT NOT NULL, value REAL, checked TEXT NOT NULL, PRIMARY KEY (submission_id, requirement));
-CREATE TABLE IF NOT EXISTS phase_games (game_id TEXT PRIMARY KEY, submission_id INTEGER NOT NULL
-    REFERENCES submissions(id), record TEXT NOT NULL);
-"""
 
 
 @dataclass(frozen=True)
@@ -304,11 +295,6 @@ def current_phase(config: CourseConfig, student_id: str, now: datetime) -> Phase
 
 # --- reports ---
 
-def tables(store: Store) -> None:
-    """Make this module's tables in the course's database (where missing)."""
-    store.connection().executescript(SCHEMA)
-
-
 def check_report(config: CourseConfig, student_id: str, now: datetime, report: tuple[str, bytes]) -> str:
     """The report's clean file name; Refused (a message for the student) for one that is no PDF
     or Markdown file, or too big for the current phase (`report_max_mb`)."""
@@ -373,7 +359,6 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     now = now or utc_now()
     config = course.config
     s = season(config)
-    tables(course.store)
     results = []
     with _lock(course.directory):
         for phase in s.phases:
@@ -531,7 +516,6 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
 def phase_game(course: Course, game_id: str) -> GameRecord | None:
     """The record of a game played for a phase (a score game, or a qualification game), None for
     an unknown id."""
-    tables(course.store)
     rows = course.store.rows("SELECT record FROM phase_games WHERE game_id = ?", game_id)
     if rows:
         return GameRecord.from_json(rows[0]["record"])
