@@ -45,6 +45,10 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
                                             "status")
     status.add_argument("directory", metavar="DIR", help="the course's directory")
     status.set_defaults(func=cmd_status)
+    check = csub.add_parser("check", help="check DIR/course.toml (every section) and the roster without "
+                                          "starting anything: one line per problem, or what was read")
+    check.add_argument("directory", metavar="DIR", help="the course's directory")
+    check.set_defaults(func=cmd_check)
     phases = csub.add_parser("phases", help="print who passed each phase of [[phases]], with the evidence "
                                             "(plays the score games and move-generation checks not run yet)")
     phases.add_argument("directory", metavar="DIR", help="the course's directory")
@@ -67,6 +71,31 @@ def cmd_init(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     directory = Path(args.directory)
     print(f"next: fill in {directory / config.ROSTER_NAME}, check {directory / config.CONFIG_NAME}")
+    return EXIT_OK
+
+
+@_guard
+def cmd_check(args: argparse.Namespace) -> int:
+    """arena course check DIR: every problem of course.toml and the roster, one line each (exit 2),
+    or what was read (exit 0). Opens no database and starts nothing."""
+    from arena.course.config import course_toml as config
+    from arena.course.season import settings
+
+    problems: list[str] = []
+    loaded = config.load(Path(args.directory))  # its problems, all of them, first: the season's need the rest
+    try:
+        students = config.read_roster(loaded.roster)
+    except CourseError as exc:
+        problems.append(str(exc))
+        students = None
+    problems += settings.problems(loaded, {s.id for s in students} if students is not None else None)
+    if problems:
+        raise CourseError("\n".join(problems))
+    assert students is not None
+    sections = ", ".join(f"[{name}]" for name in config.SEASON_SECTIONS if name in loaded.sections) or "none"
+    print(f"{loaded.path}: ok: {loaded.game} ({', '.join(f'{k}={v}' for k, v in loaded.params.items())}), "
+          f"time {loaded.time_control}, season sections: {sections}")
+    print(f"{loaded.roster}: ok: {len(students)} student{'s' * (len(students) != 1)}")
     return EXIT_OK
 
 
