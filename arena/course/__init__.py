@@ -1,7 +1,7 @@
 """The course: students submit bots, the server builds them in the sandbox, qualifies them
 against `random`, runs the season (phases, ladder, final, grades). Layers, arrows one way:
 the web front (arena/course_web, a room above) -> `course.py` -> `season/` -> `db/`, `config/`;
-`background/` -> `season/`.
+the background threads (season/jobs.py's Workers, season/ladder.py's LadderRunner) -> the season.
 
 - `course.py`: `Course`, the facade the web app, the commands and the background threads use.
 - `client.py`: `arena course submit` (standard library only).

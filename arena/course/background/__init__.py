@@ -1,1 +1,0 @@
-"""The threads that keep the season moving: submission workers, ladder runner, season clock."""
