@@ -26,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.course import config, jobs  # noqa: E402
-from arena.course.jobs import Workers  # noqa: E402
-from arena.course.service import Course  # noqa: E402
+from arena.course.config import course_toml as config
+from arena.course.season import jobs  # noqa: E402
+from arena.course.season.jobs import Workers  # noqa: E402
+from arena.course.course import Course  # noqa: E402
 
 KITS = Path(__file__).resolve().parents[1] / "examples" / "kits"
 GOAL_S = 2.0

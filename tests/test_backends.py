@@ -117,7 +117,7 @@ def test_a_local_pool_refuses_to_play_outside_a_with_statement():
 
 def test_a_dask_backend_plays_match_specs_and_gives_every_game_back_once():
     distributed = pytest.importorskip("distributed")
-    from arena.tournament.backends import DaskBackend
+    from arena.tournament.cluster import DaskBackend
 
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                                   dashboard_address=":0") as local, distributed.Client(local) as client:

@@ -66,12 +66,15 @@ def test_cluster_plays_the_same_games_as_the_local_pool(tmp_path, client):
     assert pool.stored == 12 and not pool.failures
     # on the cluster in two runs: 2 games a pairing, then raised to 4 (resume plays only the rest)
     write(path, games=2)
-    first = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    tour = tmod.load(path)
+    first = tmod.run(tour, tmp_path / "dask", progress=None, backend=cluster.DaskBackend(client, check=tour))
     assert (first.stored, first.already, first.failures) == (6, 0, [])
     write(path, games=4)
-    second = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    tour = tmod.load(path)
+    second = tmod.run(tour, tmp_path / "dask", progress=None, backend=cluster.DaskBackend(client, check=tour))
     assert (second.planned, second.stored, second.already, second.failures) == (6, 6, 6, [])
-    third = cluster.run(tmod.load(path), tmp_path / "dask", client, progress=None)
+    tour = tmod.load(path)
+    third = tmod.run(tour, tmp_path / "dask", progress=None, backend=cluster.DaskBackend(client, check=tour))
     assert (third.planned, third.stored) == (0, 0)
 
     local_games, dask_games = played(tmp_path / "pool" / "same"), played(tmp_path / "dask" / "same")
@@ -93,7 +96,7 @@ def test_each_worker_keeps_its_bots_from_one_match_to_the_next(tmp_path, client)
     bots = [(name, ["sh", "-c", f"echo {name} $$ $PPID >> {starts}; exec {sys.executable} -m bots random"])
             for name in ("a", "b", "c")]
     tour = tmod.load(write(tmp_path / "keep.toml", games=4, bots=bots, per_task=1, limits='sandbox = "off"'))
-    summary = cluster.run(tour, tmp_path / "res", client, progress=None, check=False)
+    summary = tmod.run(tour, tmp_path / "res", progress=None, backend=cluster.DaskBackend(client))
     assert (summary.stored, summary.failures) == (12, [])  # 12 matches of one game: 24 seats
     lines = [line.split() for line in starts.read_text().splitlines()]
     workers = set(client.run(os.getpid).values())
@@ -118,7 +121,7 @@ def test_a_worker_with_two_threads_keeps_a_hub_for_each(tmp_path):
     tour = tmod.load(write(tmp_path / "two.toml", games=4, bots=bots, per_task=1, limits='sandbox = "off"'))
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                                   dashboard_address=":0") as local, distributed.Client(local) as c:
-        summary = cluster.run(tour, tmp_path / "res", c, progress=None, check=False)
+        summary = tmod.run(tour, tmp_path / "res", progress=None, backend=cluster.DaskBackend(c))
     assert (summary.stored, summary.failures) == (12, [])
     lines = starts.read_text().splitlines()
     assert summary.bot_starts == len(lines) <= 6, lines  # at most once per bot and thread, not 24
@@ -164,7 +167,8 @@ def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=":0") as local, distributed.Client(local) as c:
         runner = threading.Thread(
-            target=lambda: outcome.update(summary=cluster.run(tour, tmp_path / "res", c, progress=None)))
+            target=lambda: outcome.update(summary=tmod.run(tour, tmp_path / "res", progress=None,
+                                                           backend=cluster.DaskBackend(c, check=tour))))
         runner.start()
         killed = None
         deadline = time.monotonic() + 60
@@ -358,7 +362,8 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                      dashboard_address=":0") as local, distributed.Client(local) as c:
-        summary = within(120, lambda: cluster.run(tour, tmp_path / "res", c, progress=None, check=False), c)
+        summary = within(120, lambda: tmod.run(tour, tmp_path / "res", progress=None,
+                                               backend=cluster.DaskBackend(c)), c)
         assert summary.stored == 2 and summary.failures == []
         games = played(tmp_path / "res" / "die")
         for number, seat in ((0, 0), (1, 1)):  # game 1: random moves first, the killer is to move
@@ -370,8 +375,8 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path
             assert f"with killer (seat {seat}) to move" in record.aborted["detail"], record.aborted
         assert sorted(summary.aborted) == ["killer-vs-random-g0", "killer-vs-random-g1"]
         write(tmp_path / "die.toml", games=2, bots=("x", "y"), per_task=2)  # once per match
-        ok = within(90, lambda: cluster.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", c,
-                                            progress=None, task=task, check=False), c)
+        ok = within(90, lambda: tmod.run(tmod.load(tmp_path / "die.toml"), tmp_path / "res2", progress=None,
+                                         backend=cluster.DaskBackend(c, task=task)), c)
     assert ok.stored == 2 and ok.failures == []  # killed one worker, resubmitted, stored once
     assert (tmp_path / "x-vs-y-0").exists()
 
@@ -419,7 +424,8 @@ def test_a_cluster_run_keeps_its_timing_for_the_plan(tmp_path, client):
     from arena.tournament.plan import BOT_START_S, calibrated_start_s, estimate
 
     path = write(tmp_path / "timed.toml", games=4, per_task=2)
-    summary = cluster.run(tmod.load(path), tmp_path / "res", client, progress=None)
+    tour = tmod.load(path)
+    summary = tmod.run(tour, tmp_path / "res", progress=None, backend=cluster.DaskBackend(client, check=tour))
     assert (summary.stored, summary.failures) == (12, [])
     with Store(tmp_path / "res" / "timed" / DB_NAME, create=False) as store:
         run = store.last_run()

@@ -1,4 +1,4 @@
-"""Course accounts (arena/course/accounts.py) on a real course.db: one-time sign-in links, argon2
+"""Course accounts (arena/course/db/accounts.py) on a real course.db: one-time sign-in links, argon2
 passwords, API tokens kept only as hashes, staff names, the audit log, invites.csv."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import stat
 import pytest
 from argon2 import PasswordHasher
 
-from arena.course import accounts as acc
+from arena.course.db import accounts as acc
 
 FAST = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 """A cheaper argon2 for these tests (the server uses argon2-cffi's defaults)."""

@@ -1,4 +1,4 @@
-"""What an upload may be (arena/course/archives.py): unsafe archives are refused with a message a
+"""What an upload may be (arena/course/season/archives.py): unsafe archives are refused with a message a
 student understands, before anything is stored or unpacked; good ones unpack as the kits lay out."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import zipfile
 
 import pytest
 
-from arena.course import archives
-from arena.course.archives import Refused
+from arena.course.season import archives
+from arena.course.season.archives import Refused
 
 BUILD = b"#!/bin/sh\necho ./bot\n"
 

@@ -26,9 +26,9 @@ from course_helpers import (
 )
 
 from arena.cell import sandbox
-from arena.course import archives
-from arena.course.jobs import Workers
-from arena.course.service import Course
+from arena.course.course import Course
+from arena.course.season import archives
+from arena.course.season.jobs import Workers
 
 try:
     import httpx

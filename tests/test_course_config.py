@@ -1,4 +1,4 @@
-"""course.toml and the roster (arena/course/config.py): the templates load as written, every bad
+"""course.toml and the roster (arena/course/config/course_toml.py): the templates load as written, every bad
 key or line is one error naming the file and the key or line."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from arena.course import config
-from arena.course.config import CourseError, Student
+from arena.course.config import course_toml as config
+from arena.course.config.course_toml import CourseError, Student
 
 
 def test_the_templates_load_with_the_games_defaults(tmp_path):

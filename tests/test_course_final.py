@@ -1,4 +1,4 @@
-"""The course's final tournament, grades and pseudonyms (issue 25, arena/course/final.py, grades.py,
+"""The course's final tournament, grades and pseudonyms (issue 25, arena/course/season/final.py, grades.py,
 privacy.py): a real final of five tiny bots (Domineering 4x4, 0.05 s a move) played by `arena course
 final DIR --start`, killed with SIGKILL midway and started again (every game stored exactly once),
 its standings those of `arena standings` on the same results, grades.csv by the rules (5/3/2, a
@@ -18,10 +18,10 @@ from conftest import require
 from course_helpers import GOOD_BOT, Server, arena, make_course
 
 from arena.cell import sandbox
-from arena.course import final, grades, privacy
-from arena.course.server import SeasonClock
-from arena.course.service import Course
-from arena.course.store import NewSubmission
+from arena.course.course import Course
+from arena.course.db.store import NewSubmission
+from arena.course.season import final, grades, privacy
+from arena.course_web.server import SeasonClock
 
 ROSTER = [("s001", "Ada Lovelace", "ada@example.org", "A"), ("s002", "Alan Turing", "alan@example.org", "A"),
           ("s003", "Grace Hopper", "grace@example.org", "B"),

@@ -1,4 +1,4 @@
-"""The course's games go through the tournament's backend (arena.course.games): threads that each need
+"""The course's games go through the tournament's backend (arena.course.season.games): threads that each need
 games (the workers qualifying submissions, the ladder) share one local pool, each gets its own games
 back, in order; a player stopped while games are in flight ends them at once and tells its callers
 they were not played, so a job is played again at the next start instead of being judged."""
@@ -13,7 +13,7 @@ import pytest
 
 from arena.cell.launcher import resolve_command
 from arena.cell.limits import Limits
-from arena.course.games import GamePlayer, PlayerStopped
+from arena.course.season.games import GamePlayer, PlayerStopped
 from arena.match.clock import TimeControl
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.backends import LocalPool

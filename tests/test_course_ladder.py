@@ -1,4 +1,4 @@
-"""The course's ladder (arena/course/ladder.py) and copying check (arena/course/similarity.py).
+"""The course's ladder (arena/course/season/ladder.py) and copying check (arena/course/season/similarity.py).
 
 The scheduler is driven by a fake clock with games decided by known strengths (no processes):
 placement first, every active bot served at least its share of games an hour, nothing handed out
@@ -19,11 +19,11 @@ from conftest import require
 from course_helpers import Server, arena
 
 from arena.cell import sandbox
-from arena.course.archives import Refused
-from arena.course.config import CourseError
-from arena.course.ladder import Ladder
-from arena.course.service import Course
-from arena.course.similarity import similar_pairs
+from arena.course.config.course_toml import CourseError
+from arena.course.course import Course
+from arena.course.season.archives import Refused
+from arena.course.season.ladder import Ladder
+from arena.course.season.similarity import similar_pairs
 from arena.match.records import GameRecord
 from arena.match.spec import MatchSpec
 
@@ -168,9 +168,8 @@ def test_bad_ladder_keys_are_one_line_errors(tmp_path):
                                      ('reference = ["random", "nobody"]', "ladder.reference"),
                                      ('model = "elo"', "ladder.model"), ("colour = 1", "ladder.colour"),
                                      ('openings = "random:x"', "ladder.openings")]):
-        course = Course(make_course(tmp_path / f"c{n}", 1, text), sandbox="off")
-        with pytest.raises(CourseError) as caught:
-            Ladder(course)
+        with pytest.raises(CourseError) as caught:  # the course refuses it at load (the openings: the ladder)
+            Ladder(Course(make_course(tmp_path / f"c{n}", 1, text), sandbox="off"))
         message = str(caught.value)
         assert f"course.toml: {key}: " in message and "\n" not in message, message
 

@@ -57,8 +57,8 @@ def course(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def tokens(course) -> dict[str, str]:
     """Each student's API token (made as `arena course token` does, without 60 processes)."""
-    from arena.course.accounts import Accounts
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
 
     Course(course)  # the roster's students into course.db
     accounts = Accounts(course)
@@ -101,7 +101,7 @@ def wait_until_all_final(course: Path, timeout: float = FINISH_TIMEOUT_S) -> Non
 def unfinished(course: Path) -> list[int]:
     """The submissions not yet final, read from course.db read-only (a server stopped in the middle
     of a write holds its lock; a reader of the WAL sees what was committed)."""
-    from arena.course.store import DB_NAME, FINAL
+    from arena.course.db.store import DB_NAME, FINAL
 
     marks = ", ".join("?" * len(FINAL))
     with contextlib.closing(sqlite3.connect(f"file:{course / DB_NAME}?mode=ro", uri=True)) as db:
@@ -112,7 +112,7 @@ def unfinished(course: Path) -> list[int]:
 def check(course: Path, acked_rounds: list[dict[str, int]]) -> int:
     """Every acknowledged upload stored; every stored one final, as its bot deserves, once (one
     row per upload, its games played once); returns how many are stored."""
-    from arena.course.service import Course
+    from arena.course.course import Course
 
     view = Course(course)
     stored = {s.id: s for sid, *_ in roster() for s in view.submissions(sid)}

@@ -1,4 +1,4 @@
-"""The season's phases (arena/course/phases.py) on a real course: uploads through `Course.submit` at
+"""The season's phases (arena/course/season/phases.py) on a real course: uploads through `Course.submit` at
 chosen times, built and qualified by real `Workers` in the sandbox, each phase's pass list judged by
 `phase_results` (real score games against `greedy`, real move-generation checks), an extension
 honoured, uploads frozen after the last deadline, reports kept with their version, and
@@ -16,11 +16,11 @@ from conftest import require
 from course_helpers import RAISING_BOT, arena, make_course
 
 from arena.cell import sandbox
-from arena.course import phases
-from arena.course.archives import Refused
-from arena.course.config import CourseError
-from arena.course.jobs import Workers
-from arena.course.service import Course
+from arena.course.config.course_toml import CourseError
+from arena.course.course import Course
+from arena.course.season import phases
+from arena.course.season.archives import Refused
+from arena.course.season.jobs import Workers
 
 T0 = (datetime.now(UTC) - timedelta(hours=10)).replace(microsecond=0)
 """The season starts ten hours ago: every deadline below has passed, the results are final."""

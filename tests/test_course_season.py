@@ -339,7 +339,7 @@ class Season:
         return answer
 
     def course(self):
-        from arena.course.service import Course
+        from arena.course.course import Course
 
         return Course(self.directory)
 
@@ -431,7 +431,7 @@ def play_season(s: Season) -> None:
 
     phases = threading.Thread(target=after_the_deadlines)
     phases.start()
-    from arena.course.final import final_status
+    from arena.course.season.final import final_status
     from arena.tournament.store import StoreError
 
     course = s.course()
@@ -479,7 +479,7 @@ def stored_games(results_dir: Path) -> dict[str, str]:
 # --- what the season left (the phases' tests further down: their checks finish meanwhile) ---
 
 def season_of(course):
-    from arena.course.phases import season
+    from arena.course.season.phases import season
 
     return season(course.config)
 
@@ -507,7 +507,7 @@ def test_every_upload_ends_in_one_final_status(season):
 
 
 def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(season):
-    from arena.course.final import final_status
+    from arena.course.season.final import final_status
 
     course = season.course()
     status = final_status(course)
@@ -519,7 +519,7 @@ def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(se
     assert {g: after[g] for g in season.before_kill} == season.before_kill  # none played again
     # the entrants: each student's latest version uploaded before its own deadline and qualified
     # when the final started (a version still being built then cannot play)
-    from arena.course.phases import deadline_for
+    from arena.course.season.phases import deadline_for
 
     started = datetime.fromisoformat(status.started)
     expected = {}
@@ -543,7 +543,7 @@ def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(se
 
 
 def test_the_planted_copy_tops_the_similarity_list_and_the_kit_bots_are_not_flagged(season):
-    from arena.course.similarity import similar_pairs
+    from arena.course.season.similarity import similar_pairs
 
     pairs = similar_pairs(season.course())
     assert pairs, "no pair found"
@@ -597,7 +597,7 @@ def test_a_student_sees_the_leaderboard_its_chart_and_watches_an_unrated_game(se
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from arena.course.privacy import pseudonym
+    from arena.course.season.privacy import pseudonym
 
     course = season.course()
     code, _, err = arena("course", "invite", str(season.directory), "--url", season.url, "--only", "s02")
@@ -631,7 +631,7 @@ def test_a_student_sees_the_leaderboard_its_chart_and_watches_an_unrated_game(se
     look(browser, season, browser.current_url.split(season.url, 1)[1], axe_source, found, shots,
          "course-ladder-game")
     # another student's history and games are not the student's to see: the one 404
-    from arena.course.ladder import Ladder
+    from arena.course.season.ladder import Ladder
 
     others = [g for g in Ladder(course).games() if g.id not in {x.id for x in Ladder(course).games("s02")}]
     nobody = student.get("/ladder/games/1000000")
@@ -651,7 +651,7 @@ def phases_checked(season):
 
 
 def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked):
-    from arena.course.phases import phase_game, phase_results
+    from arena.course.season.phases import phase_game, phase_results
 
     assert phases_checked.returncode == 0, phases_checked.stderr
     out = phases_checked.stdout
@@ -700,7 +700,7 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
 
 
 def test_grades_csv_follows_the_standings_and_the_rules(season, phases_checked):
-    from arena.course.final import final_status
+    from arena.course.season.final import final_status
     from arena.tournament import standings as st
 
     code, _, err = arena("course", "grades", str(season.directory))
@@ -745,7 +745,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
                                                                  axe_source):
     from selenium.webdriver.common.by import By
 
-    from arena.course.phases import phase_results
+    from arena.course.season.phases import phase_results
 
     code, out, err = arena("course", "staff", "add", str(season.directory), "teacher", "--url", season.url)
     assert code == 0, err
@@ -781,7 +781,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
 
     look(browser, season, "/staff/final", axe_source, found, shots, "course-final")
     assert browser.find_element(By.ID, "final-state").text == "finished"
-    from arena.course.final import final_status
+    from arena.course.season.final import final_status
 
     frame = final_status(course).standings.tables[0].frame.to_dict("records")
     rows = browser.find_elements(By.CSS_SELECTOR, "#final-standings tbody tr")
@@ -802,7 +802,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
 # --- last, so that the ladder has played while the other tests ran ---
 
 def test_the_ladder_order_agrees_with_the_known_strengths(season):
-    from arena.course.ladder import Ladder
+    from arena.course.season.ladder import Ladder
 
     course = season.course()
     table = Ladder(course).table()
@@ -825,7 +825,7 @@ def test_the_ladder_order_agrees_with_the_known_strengths(season):
 # --- the pages' own pieces, without a server ---
 
 def test_a_student_sees_nothing_its_opponent_printed_in_a_ladder_replay():
-    from arena.course.season_pages import shown_record
+    from arena.course_web.season_pages import shown_record
     from arena.match.records import GameRecord, MoveRecord
 
     secret = "my opponent's secret plan"
@@ -848,7 +848,7 @@ def test_a_student_sees_nothing_its_opponent_printed_in_a_ladder_replay():
 
 
 def test_the_rating_chart_draws_mu_its_band_and_the_ordinal_on_one_scale():
-    from arena.course.charts import CHART_HEIGHT_PX, PAD_PX, rating_chart
+    from arena.course_web.charts import CHART_HEIGHT_PX, PAD_PX, rating_chart
 
     history = [("2026-01-10T10:00:00Z", 25.0, 8.3, 0.1), ("2026-01-10T10:05:00Z", 27.5, 7.0, 6.5),
                ("2026-01-10T10:09:00Z", 30.0, 5.0, 15.0)]

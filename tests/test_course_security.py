@@ -122,7 +122,7 @@ def test_an_oversized_sign_in_body_is_refused_while_it_streams(server):
 def test_a_body_the_app_never_reads_is_not_drained_forever(server):
     """Not signed in, the upload is answered with a redirect before its body is read; the body
     that keeps coming is thrown away up to a bound, then the connection is closed."""
-    from arena.course.bounds import DRAIN_MAX_BYTES
+    from arena.course_web.bounds import DRAIN_MAX_BYTES
 
     sent = 0
     chunk = b"10000\r\n" + b"a" * 0x10000 + b"\r\n"
@@ -141,7 +141,7 @@ def test_a_body_the_app_never_reads_is_not_drained_forever(server):
 # --- slow clients ---
 
 def test_half_sent_requests_are_closed_and_others_served_meanwhile(server):
-    from arena.course.bounds import BODY_IDLE_S, HEADER_TIMEOUT_S
+    from arena.course_web.bounds import BODY_IDLE_S, HEADER_TIMEOUT_S
 
     address = host_port(server)
     held = []
@@ -194,7 +194,7 @@ def test_a_strangers_wrong_passwords_do_not_keep_the_owner_out(server, links):
 
 
 def test_one_address_spraying_ids_is_refused(server):
-    from arena.course.signin import MAX_FAILURES_PER_ADDRESS
+    from arena.course_web.signin import MAX_FAILURES_PER_ADDRESS
 
     sprayer = client_from(server, "127.0.0.3")
     codes = [wrong_password(sprayer, f"x{n:02}") for n in range(MAX_FAILURES_PER_ADDRESS + 5)]
@@ -207,7 +207,7 @@ def test_one_address_spraying_ids_is_refused(server):
 
 def test_a_crowd_of_sign_ins_hashes_a_few_at_a_time(server):
     """Each argon2 hash takes 64 MiB: 12 at once would add some 800 MB; two at a time, memory stays flat."""
-    from arena.course.signin import HASHES_AT_ONCE
+    from arena.course_web.signin import HASHES_AT_ONCE
 
     before = peak_memory(server.process.pid)
     codes: list[int] = []
@@ -299,7 +299,7 @@ def test_an_upload_past_the_students_storage_is_refused_naming_the_cap(course, s
 
 def sign_in(course: Path, server: Server, links: dict[str, str], student_id: str):
     """A client signed in as `student_id`: through its link the first time, then its password."""
-    from arena.course.accounts import Accounts
+    from arena.course.db.accounts import Accounts
 
     account = Accounts(course).get(student_id)
     if account is None or not account.has_password:

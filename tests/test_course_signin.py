@@ -1,4 +1,4 @@
-"""The sign-in counters and the hashes' turn-taking (arena/course/signin.py), on their own: which
+"""The sign-in counters and the hashes' turn-taking (arena/course_web/signin.py), on their own: which
 limit holds whom off, for how long, and when a crowd is told to come back. The real server's
 side of it is in test_course_security.py."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from arena.course import signin
-from arena.course.signin import (
+from arena.course_web import signin
+from arena.course_web.signin import (
     FAILURE_WINDOW_S,
     MAX_FAILED_SIGN_INS,
     MAX_FAILURES_PER_ADDRESS,

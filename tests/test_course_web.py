@@ -96,8 +96,8 @@ BUILD = b"#!/bin/sh\necho ./bot\n"
 def app_routes(course: Path) -> list[tuple[str, str]]:
     """(method, path template) of every route of the app that names a submission: the list the
     404 rule must hold for, read from the app itself so a new route is checked too."""
-    from arena.course.app import create_app
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course_web.app import create_app
 
     found = []
     for route in create_app(Course(course)).routes:
@@ -179,7 +179,7 @@ def test_a_form_without_its_csrf_token_is_refused(server, ada, links):
 
 
 def test_five_wrong_passwords_hold_an_id_off_for_a_while(server, alan):
-    from arena.course.app import MAX_FAILED_SIGN_INS
+    from arena.course_web.app import MAX_FAILED_SIGN_INS
 
     client = httpx.Client(base_url=server.url, timeout=30)
     csrf = csrf_of(client.get("/login").text)

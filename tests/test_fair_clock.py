@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena.cell.limits import Limits
-from arena.course import jobs
+from arena.course.season import jobs
 from arena.match.clock import TimeControl
 from arena.match.records import Forfeit
 from arena.match.referee import run_match

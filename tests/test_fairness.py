@@ -312,10 +312,10 @@ def test_each_worker_of_a_pool_pins_its_bots_to_cores_of_its_own_and_too_many_ar
     pool pins its bots to core k (the bot not to move is frozen, so a match needs one core), or to
     cores 2k and 2k+1 when pondering is allowed; `--concurrency` past what fits is refused."""
     from arena.cell import limits
-    from arena.tournament import runner
+    from arena.tournament import workers
 
     for per_match in (1, 2):
-        pool = runner._make_pool(2, per_match=per_match)
+        pool = workers.make_pool(2, per_match=per_match)
         try:
             got = {f.result() for f in [pool.submit(limits.match_cpus, 0.3) for _ in range(6)]}
         finally:

@@ -39,8 +39,10 @@ class BadInput(ValueError):
 
 
 def error(prefix: str, exc: BaseException) -> int:
-    """Print `exc` as one line after `prefix` ("arena match") and return the bad-input exit code."""
-    print(f"{prefix}: error: {exc}", file=sys.stderr)
+    """Print `exc` as one line after `prefix` ("arena match"), a line each where it lists several
+    problems, and return the bad-input exit code."""
+    for line in str(exc).splitlines() or [""]:
+        print(f"{prefix}: error: {line}", file=sys.stderr)
     return EXIT_BAD_INPUT
 
 

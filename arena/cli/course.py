@@ -12,12 +12,12 @@ from pathlib import Path
 
 from arena.cell.sandbox import SandboxUnavailable
 from arena.cli.common import EXIT_OK, BadInput, guard
-from arena.course.accounts import AccountError
-from arena.course.archives import Refused
 from arena.course.client import SubmitError
-from arena.course.config import CourseError
-from arena.course.final import FinalError
-from arena.course.server import ServeError
+from arena.course.config.course_toml import CourseError
+from arena.course.db.accounts import AccountError
+from arena.course.season.archives import Refused
+from arena.course.season.final import FinalError
+from arena.course_web.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
 
@@ -45,6 +45,10 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
                                             "status")
     status.add_argument("directory", metavar="DIR", help="the course's directory")
     status.set_defaults(func=cmd_status)
+    check = csub.add_parser("check", help="check DIR/course.toml (every section) and the roster without "
+                                          "starting anything: one line per problem, or what was read")
+    check.add_argument("directory", metavar="DIR", help="the course's directory")
+    check.set_defaults(func=cmd_check)
     phases = csub.add_parser("phases", help="print who passed each phase of [[phases]], with the evidence "
                                             "(plays the score games and move-generation checks not run yet)")
     phases.add_argument("directory", metavar="DIR", help="the course's directory")
@@ -61,7 +65,7 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
 @_guard
 def cmd_init(args: argparse.Namespace) -> int:
     """arena course init DIR --game GAME"""
-    from arena.course import config
+    from arena.course.config import course_toml as config
 
     for path in config.init(Path(args.directory), args.game):
         print(f"wrote {path}")
@@ -71,9 +75,34 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 @_guard
+def cmd_check(args: argparse.Namespace) -> int:
+    """arena course check DIR: every problem of course.toml and the roster, one line each (exit 2),
+    or what was read (exit 0). Opens no database and starts nothing."""
+    from arena.course.config import course_toml as config
+    from arena.course.season import settings
+
+    problems: list[str] = []
+    loaded = config.load(Path(args.directory))  # its problems, all of them, first: the season's need the rest
+    try:
+        students = config.read_roster(loaded.roster)
+    except CourseError as exc:
+        problems.append(str(exc))
+        students = None
+    problems += settings.problems(loaded, {s.id for s in students} if students is not None else None)
+    if problems:
+        raise CourseError("\n".join(problems))
+    assert students is not None
+    sections = ", ".join(f"[{name}]" for name in config.SEASON_SECTIONS if name in loaded.sections) or "none"
+    print(f"{loaded.path}: ok: {loaded.game} ({', '.join(f'{k}={v}' for k, v in loaded.params.items())}), "
+          f"time {loaded.time_control}, season sections: {sections}")
+    print(f"{loaded.roster}: ok: {len(students)} student{'s' * (len(students) != 1)}")
+    return EXIT_OK
+
+
+@_guard
 def cmd_status(args: argparse.Namespace) -> int:
     """arena course status DIR"""
-    from arena.course.service import Course
+    from arena.course.course import Course
 
     course = Course(Path(args.directory))
     rows = course.rows()
@@ -99,8 +128,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_phases(args: argparse.Namespace) -> int:
     """arena course phases DIR"""
-    from arena.course import phases
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import phases
 
     course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
     season = phases.season(course.config)
@@ -132,7 +161,8 @@ SHOWN_DISAGREEMENTS = 3
 
 def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     """Register the server's commands on `arena course`: serve, invite, staff add, token, submit."""
-    from arena.course import client, server
+    from arena.course import client
+    from arena.course_web import server
 
     serve = csub.add_parser("serve", help="run the course server: the web app and the workers that build and "
                                           "qualify (one process tree; Ctrl-C or SIGTERM stops it)")
@@ -224,7 +254,7 @@ def _positive(text: str) -> int:
 @_server_guard
 def cmd_serve(args: argparse.Namespace) -> int:
     """arena course serve DIR [--host H] [--port P] [--concurrency N] [--unsafe-no-sandbox]"""
-    from arena.course import server
+    from arena.course_web import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
                         https_cookies=args.https_cookies, cluster=args.cluster,
@@ -234,8 +264,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_invite(args: argparse.Namespace) -> int:
     """arena course invite DIR [--url URL] [--only ID...]"""
-    from arena.course.accounts import Accounts, write_invites
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts, write_invites
 
     course = Course(Path(args.directory))
     students = course.students()
@@ -258,8 +288,8 @@ INVITES_NAME = "invites.csv"
 @_server_guard
 def cmd_staff_add(args: argparse.Namespace) -> int:
     """arena course staff add DIR NAME [--url URL]"""
-    from arena.course.accounts import Accounts, sign_in_link
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts, sign_in_link
 
     course = Course(Path(args.directory))
     if course.student(args.name) is not None:
@@ -273,8 +303,8 @@ def cmd_staff_add(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_token(args: argparse.Namespace) -> int:
     """arena course token DIR ID"""
-    from arena.course.accounts import Accounts
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
 
     course = Course(Path(args.directory))
     if course.student(args.student) is None:
@@ -286,8 +316,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 @_server_guard
 def cmd_sign_out(args: argparse.Namespace) -> int:
     """arena course sign-out DIR ID"""
-    from arena.course.accounts import TERMINAL, Accounts
-    from arena.course.config import load
+    from arena.course.config.course_toml import load
+    from arena.course.db.accounts import TERMINAL, Accounts
 
     accounts = Accounts(load(Path(args.directory)).directory)
     if accounts.get(args.account) is None:
@@ -336,8 +366,8 @@ def _share(text: str) -> float:
 @_guard
 def cmd_ladder(args: argparse.Namespace) -> int:
     """arena course ladder DIR"""
-    from arena.course.ladder import Ladder
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season.ladder import Ladder
 
     ladder = Ladder(Course(Path(args.directory)))
     table = [("rank", "bot", "name", "ordinal", "mu ± sigma", "games", "")]
@@ -354,8 +384,8 @@ def cmd_ladder(args: argparse.Namespace) -> int:
 @_guard
 def cmd_similarity(args: argparse.Namespace) -> int:
     """arena course similarity DIR [--threshold X]"""
-    from arena.course import similarity
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import similarity
 
     course = Course(Path(args.directory))
     threshold = similarity.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
@@ -395,8 +425,8 @@ def cmd_final(args: argparse.Namespace) -> int:
     """arena course final DIR --start | --rerun | --status | --publish"""
     import sys
 
-    from arena.course import final
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import final
 
     course = Course(Path(args.directory), sandbox="auto" if args.unsafe_no_sandbox else "on")
     if args.start or args.rerun:
@@ -414,8 +444,8 @@ def cmd_final(args: argparse.Namespace) -> int:
 @_final_guard
 def cmd_grades(args: argparse.Namespace) -> int:
     """arena course grades DIR"""
-    from arena.course import grades
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.season import grades
 
     path = grades.write_csv(Course(Path(args.directory)))
     print(f"wrote {path}")

@@ -191,8 +191,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         if args.cluster is not None:
             try:
-                summary = cluster.run(tour, args.results, args.cluster, progress=progress,
-                                      retry_aborted=args.retry_aborted)
+                backend = cluster.DaskBackend(args.cluster, check=tour, progress=progress)
+                summary = tmod.run(tour, args.results, progress=progress, retry_aborted=args.retry_aborted,
+                                   backend=backend)
             except cluster.ClusterError as exc:
                 raise CommandError(str(exc)) from None
         else:

@@ -4,7 +4,7 @@ The referee starts the bot (as a match does: sandboxed per `limits`, with its he
 `new_game` naming the game (no `turn` follows), then one `legal` request per position (positions
 from random playouts with a seed, `sample_positions`) and compares each `legal_moves` answer with
 the rules' legal moves: the optional protocol extension of docs/PROTOCOL.md, section
-"Move generation". Used by a course's `legal` phase requirement (arena/course/phases.py): the
+"Move generation". Used by a course's `legal` phase requirement (arena/course/season/phases.py): the
 Domineering course's phase 2 asks for exactly this. Nothing the bot sends makes it raise.
 """
 from __future__ import annotations

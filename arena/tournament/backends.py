@@ -1,4 +1,5 @@
-"""Backends: what plays MatchSpecs and streams their games back, the local process pool or Dask.
+"""Backends: what plays MatchSpecs and streams their games back, the local process pool here, Dask's
+backend beside the rest of Dask's code (arena.tournament.cluster.DaskBackend).
 
 A backend takes MatchSpecs (`submit`) and yields events as they happen (`events`): each game that
 comes back, once (GameDone, with its GameRecord), each match whose task returned (MatchDone), and
@@ -29,13 +30,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import multiprocessing
 import queue
-import secrets
 import shutil
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -43,7 +41,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExe
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from arena.cell import scratch
 from arena.cell.limits import cores_per_match
@@ -65,7 +63,7 @@ from arena.tournament.workers import (
 )
 
 __all__ = [
-    "WORKER_DEATHS_PER_GAME", "Backend", "DaskBackend", "Event", "GameDone", "LocalPool", "MatchDone",
+    "WORKER_DEATHS_PER_GAME", "Backend", "Event", "GameDone", "LocalPool", "MatchDone",
     "Problem",
 ]
 
@@ -73,7 +71,6 @@ WORKER_DEATHS_PER_GAME = 2
 """A game whose worker process died this many times while it ran alone is recorded as `aborted`."""
 _STREAM_POLL_S = 0.1
 """How often the parent takes the games workers streamed (seconds)."""
-_DASK_POLL_S = 0.05
 """How often the parent looks for finished Dask tasks (seconds)."""
 
 
@@ -463,120 +460,3 @@ class LocalPool(Backend):
                     self.bot_starts += int(json.loads(item)["bot_starts"])
             elif games:
                 self._take(item, match_id)
-
-
-class DaskBackend(Backend):
-    """Dask: each MatchSpec is one task (arena.tournament.cluster.run_match_task) on the cluster
-    `cluster` (a distributed.Client, closed by its maker; or an address, or local:N, connected to
-    at `start` and closed at exit). `check`: a tournament whose bots every worker must be able to
-    start (cluster.check_workers, at `start`; a line on `progress` says so). `run_id` names the run
-    to the workers, which keep its bots from one match to the next and stop them when it exits.
-
-    A worker that dies mid-match loses that match only: the scheduler runs the task again (a task
-    that raised, cluster.TASK_RETRIES times). A task that killed too many workers comes back as
-    KilledWorker: the games not come back are submitted again, at most cluster.RESUBMITS times;
-    then the game being played comes back `aborted` (no bot is charged, whose move it was from the
-    workers' progress events) and the rest of the match is submitted afresh."""
-
-    def __init__(self, cluster: Any, run_id: str | None = None, task: Callable[..., list[str]] | None = None,
-                 check: Any = None, progress: TextIO | None = None) -> None:
-        super().__init__()
-        self.cluster, self.check, self.progress = cluster, check, progress
-        self.run_id = run_id or secrets.token_hex(8)
-        self.task = task
-        self.tags = {"cluster": True}
-        self.client: Any = None
-        self._stack = contextlib.ExitStack()
-        self._futures: dict[Any, tuple[MatchSpec, int]] = {}
-        self._completed: Any = None
-
-    def __enter__(self) -> DaskBackend:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        from arena.tournament import cluster
-
-        try:
-            if self.client is not None:
-                if self._futures:
-                    self.client.cancel(list(self._futures))  # their matches notice, and stop their bots
-                    self._futures.clear()
-                self.bot_starts += cluster.end_run_on(self.client, self.run_id)
-                if exc_type is None:
-                    with contextlib.suppress(Exception):  # a client gone: the run's timing is not kept
-                        self.workers = cluster.worker_threads(self.client)
-        finally:
-            self.client = None
-            self._stack.close()
-
-    def start(self) -> None:
-        """Connect (unless given a client) and check the bots on every worker; ClusterError if the
-        cluster cannot be used."""
-        if self.client is not None:
-            return
-        from arena.tournament import cluster
-
-        distributed = cluster.require_dask()
-        client = self._stack.enter_context(cluster.client_for(self.cluster))
-        if self.check is not None:
-            if self.progress is not None:
-                link = getattr(client, "dashboard_link", None)
-                workers = len(client.nthreads())
-                shown = f" (dashboard: {link})" if link else ""
-                self.progress.write(f"checking {len(self.check.bots)} bots on {workers} "
-                                    f"Dask worker{'s' if workers != 1 else ''}{shown}\n")
-            cluster.check_workers(client, self.check)
-        if self.task is None:
-            self.task = functools.partial(cluster.run_match_task, run_id=self.run_id)
-        self._completed = distributed.as_completed()
-        self.client = client
-        self.play_started = time.monotonic()  # a run's timing leaves out the cluster's start and check
-
-    def submit(self, spec: MatchSpec) -> None:
-        """Play `spec` (its games come back as events)."""
-        self._check_new(spec)
-        self.start()
-        self._send(spec, 0)
-
-    def _send(self, spec: MatchSpec, attempt: int) -> None:
-        from arena.tournament import cluster
-
-        self._register(spec)
-        future = self.client.submit(self.task, spec, sys.executable, pure=False, retries=cluster.TASK_RETRIES)
-        self._futures[future] = (spec, attempt)
-        self._completed.add(future)
-
-    def _busy(self) -> bool:
-        return bool(self._futures)
-
-    def _step(self) -> None:
-        ready = self._completed.next_batch(block=False)
-        if not ready:
-            time.sleep(_DASK_POLL_S)
-        for future in ready:
-            self._finished(future)
-
-    def _finished(self, future: Any) -> None:
-        from arena.tournament import cluster
-
-        distributed = cluster.require_dask()
-        spec, attempt = self._futures.pop(future)
-        try:
-            results = future.result()
-        except distributed.KilledWorker:
-            left = self._left(spec)
-            if not left:
-                return
-            if attempt >= cluster.RESUBMITS:  # the game being played is aborted
-                number, attempt = left[0], -1
-                ply, seat = seat_to_move(spec, number, cluster.last_turn(self.client, spec, number))
-                deaths = (cluster.RESUBMITS + 1) * (1 + cluster.allowed_failures())
-                self._abort(spec, aborted_record(spec, number, ply, seat, deaths), number)
-                left = left[1:]
-            if left:
-                self._send(dataclasses.replace(spec, game_numbers=left), attempt + 1)
-            return
-        except Exception as exc:  # the referee failed on this match: report, go on
-            self._give_up(spec, f"{type(exc).__name__}: {' '.join(str(exc).split())}")
-            return
-        self._returned(spec, results)

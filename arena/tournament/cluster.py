@@ -2,9 +2,10 @@
 
 The same tournament as the local process pool, with the matches sent to Dask workers: each
 MatchSpec chunk is one task (`run_match_task`) whose return value is its game records as JSON. The
-run is the runner's one loop (arena.tournament.runner) over a DaskBackend
-(arena.tournament.backends): the parent alone opens the SQLite database, and commits each game as
-its task completes, so resume works the same way. This module keeps what is Dask's own: the
+run is the runner's one loop, its one entry point
+(`arena.tournament.runner.run(..., backend=DaskBackend(...))`), over the DaskBackend kept here
+beside the rest of Dask's code: the parent alone opens the SQLite database, and commits each game
+as its task completes, so resume works the same way. This module keeps what is Dask's own: the
 address and the connection, the worker side (the match task, its hubs, its progress events), the
 bots' check on every worker.
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import functools
 import os
 import re
 import secrets
@@ -50,8 +52,10 @@ from typing import Any, TextIO
 
 from arena.cell import scratch
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament import runner as tmod
-from arena.tournament.workers import Turn
+from arena.tournament.aborted import aborted_record
+from arena.tournament.backends import Backend
+from arena.tournament.config import Tournament
+from arena.tournament.workers import Turn, seat_to_move
 
 INSTALL_HINT = "pip install '.[dask]' (in arena's checkout)"
 LOCAL_PREFIX = "local:"
@@ -438,7 +442,7 @@ def _private_socket(endpoint: Any, workdir: Path, k: int) -> Any:
 
 # --- the parent side ---
 
-def check_workers(client: Any, tournament: tmod.Tournament, timeout_s: float = CHECK_TIMEOUT_S,
+def check_workers(client: Any, tournament: Tournament, timeout_s: float = CHECK_TIMEOUT_S,
                   startup_timeout_s: float | None = None) -> list[str]:
     """Ask every worker to start every bot of `tournament` (one pinned task per worker); returns
     the workers' addresses, or ClusterError naming each worker and bot that failed."""
@@ -490,29 +494,6 @@ def client_for(cluster: Any) -> Iterator[Any]:
         yield cluster
 
 
-def run(
-    tournament: tmod.Tournament,
-    results_root: str | Path = tmod.DEFAULT_RESULTS_ROOT,
-    cluster: Any = "local:2",
-    progress: TextIO | None = sys.stderr,
-    task: Callable[..., list[str]] = run_match_task,
-    check: bool = True,
-    retry_aborted: bool = False,
-) -> tmod.RunSummary:
-    """Play every game of `tournament` not yet stored on a Dask cluster (`cluster`: an address,
-    local:N, or a distributed.Client); each game is committed as its task comes back: the runner's
-    loop (tournament.run) over a DaskBackend. `check`: first make sure every worker can start every
-    bot. `retry_aborted`: play the stored aborted games again too (as tournament.run).
-
-    StoreError if the file changed in a way that breaks exactly-once; ClusterError if the cluster
-    cannot be used (nothing is played then)."""
-    from arena.tournament.backends import DaskBackend
-
-    backend = DaskBackend(cluster, task=None if task is run_match_task else task,
-                          check=tournament if check else None, progress=progress)
-    return tmod.run(tournament, results_root, progress=progress, retry_aborted=retry_aborted, backend=backend)
-
-
 def worker_threads(client: Any) -> int:
     """The threads of all the cluster's workers (at least 1): the workers of the plan's model."""
     return max(1, sum(client.nthreads().values()))
@@ -540,3 +521,116 @@ def allowed_failures() -> int:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
+
+
+_DASK_POLL_S = 0.05
+"""How long the backend sleeps when no task has finished (seconds)."""
+
+
+class DaskBackend(Backend):
+    """Dask: each MatchSpec is one task (arena.tournament.run_match_task) on the cluster
+    `cluster` (a distributed.Client, closed by its maker; or an address, or local:N, connected to
+    at `start` and closed at exit). `check`: a tournament whose bots every worker must be able to
+    start (check_workers, at `start`; a line on `progress` says so). `run_id` names the run
+    to the workers, which keep its bots from one match to the next and stop them when it exits.
+
+    A worker that dies mid-match loses that match only: the scheduler runs the task again (a task
+    that raised, TASK_RETRIES times). A task that killed too many workers comes back as
+    KilledWorker: the games not come back are submitted again, at most RESUBMITS times;
+    then the game being played comes back `aborted` (no bot is charged, whose move it was from the
+    workers' progress events) and the rest of the match is submitted afresh."""
+
+    def __init__(self, cluster: Any, run_id: str | None = None, task: Callable[..., list[str]] | None = None,
+                 check: Any = None, progress: TextIO | None = None) -> None:
+        super().__init__()
+        self.cluster, self.check, self.progress = cluster, check, progress
+        self.run_id = run_id or secrets.token_hex(8)
+        self.task = task
+        self.tags = {"cluster": True}
+        self.client: Any = None
+        self._stack = contextlib.ExitStack()
+        self._futures: dict[Any, tuple[MatchSpec, int]] = {}
+        self._completed: Any = None
+
+    def __enter__(self) -> DaskBackend:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        try:
+            if self.client is not None:
+                if self._futures:
+                    self.client.cancel(list(self._futures))  # their matches notice, and stop their bots
+                    self._futures.clear()
+                self.bot_starts += end_run_on(self.client, self.run_id)
+                if exc_type is None:
+                    with contextlib.suppress(Exception):  # a client gone: the run's timing is not kept
+                        self.workers = worker_threads(self.client)
+        finally:
+            self.client = None
+            self._stack.close()
+
+    def start(self) -> None:
+        """Connect (unless given a client) and check the bots on every worker; ClusterError if the
+        cluster cannot be used."""
+        if self.client is not None:
+            return
+        distributed = require_dask()
+        client = self._stack.enter_context(client_for(self.cluster))
+        if self.check is not None:
+            if self.progress is not None:
+                link = getattr(client, "dashboard_link", None)
+                workers = len(client.nthreads())
+                shown = f" (dashboard: {link})" if link else ""
+                self.progress.write(f"checking {len(self.check.bots)} bots on {workers} "
+                                    f"Dask worker{'s' if workers != 1 else ''}{shown}\n")
+            check_workers(client, self.check)
+        if self.task is None:
+            self.task = functools.partial(run_match_task, run_id=self.run_id)
+        self._completed = distributed.as_completed()
+        self.client = client
+        self.play_started = time.monotonic()  # a run's timing leaves out the cluster's start and check
+
+    def submit(self, spec: MatchSpec) -> None:
+        """Play `spec` (its games come back as events)."""
+        self._check_new(spec)
+        self.start()
+        self._send(spec, 0)
+
+    def _send(self, spec: MatchSpec, attempt: int) -> None:
+        self._register(spec)
+        future = self.client.submit(self.task, spec, sys.executable, pure=False, retries=TASK_RETRIES)
+        self._futures[future] = (spec, attempt)
+        self._completed.add(future)
+
+    def _busy(self) -> bool:
+        return bool(self._futures)
+
+    def _step(self) -> None:
+        ready = self._completed.next_batch(block=False)
+        if not ready:
+            time.sleep(_DASK_POLL_S)
+        for future in ready:
+            self._finished(future)
+
+    def _finished(self, future: Any) -> None:
+        distributed = require_dask()
+        spec, attempt = self._futures.pop(future)
+        try:
+            results = future.result()
+        except distributed.KilledWorker:
+            left = self._left(spec)
+            if not left:
+                return
+            if attempt >= RESUBMITS:  # the game being played is aborted
+                number, attempt = left[0], -1
+                ply, seat = seat_to_move(spec, number, last_turn(self.client, spec, number))
+                deaths = (RESUBMITS + 1) * (1 + allowed_failures())
+                self._abort(spec, aborted_record(spec, number, ply, seat, deaths), number)
+                left = left[1:]
+            if left:
+                self._send(dataclasses.replace(spec, game_numbers=left), attempt + 1)
+            return
+        except Exception as exc:  # the referee failed on this match: report, go on
+            self._give_up(spec, f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+            return
+        self._returned(spec, results)

@@ -63,14 +63,12 @@ from arena.tournament.workers import (  # re-exported: the local pool's names as
     show_playing,
     stop,
 )
-from arena.tournament.workers import make_pool as _make_pool  # tests/test_fairness.py calls runner._make_pool
 
 __all__ = [
     "BOT_STARTS", "DEFAULT_GAMES_PER_PAIRING", "DEFAULT_GAMES_PER_TASK", "DEFAULT_RESULTS_ROOT", "LOCK_NAME",
     "PLAYING_DIR", "BotEntry", "Progress", "RunSummary", "Tournament", "TournamentError", "Turn",
     "WORKER_DEATHS_PER_GAME", "check_resumable", "duration", "exclusive", "from_dict", "load", "plan",
     "play_task", "read_note", "run", "sealed", "seat_to_move", "show_playing", "stop", "aborted_record",
-    "_make_pool",
 ]
 
 LOCK_NAME = "run.lock"

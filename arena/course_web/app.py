@@ -14,15 +14,13 @@ counted per id and client address (signin.py); request bodies are bounded as the
 """
 from __future__ import annotations
 
-import hmac
-import json
 import math
 import secrets
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
@@ -37,12 +35,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
-from arena.course import phases, signin
-from arena.course.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.archives import Refused
-from arena.course.bounds import BodyLimit
-from arena.course.season_pages import SeasonPages
-from arena.course.service import Course, StudentRow, Submission
+from arena.course.course import Course, StudentRow, Submission
+from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
+from arena.course.season import phases
+from arena.course.season.archives import Refused
+from arena.course_web import signin
+from arena.course_web.bounds import BodyLimit
+from arena.course_web.forms import checked_form, json_for_script, safe_next, to_login
+from arena.course_web.season_pages import SeasonPages
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
@@ -554,11 +554,6 @@ def held_off(account_id: str, which: str, wait_s: float) -> str:
     return f"Too many wrong passwords for {account_id[:64]}: try again in {minutes} min."
 
 
-def json_for_script(value: Any) -> str:
-    """JSON safe inside <script type="application/json">: no "<" can close the element."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
-
-
 def report_phases(course: Course) -> list[str]:
     """The names of the phases that take a report (course.toml's [[phases]] with report = true)."""
     return [p.name for p in phases.season(course.config).phases if p.report]
@@ -599,29 +594,6 @@ def csrf_token(request: Request) -> str:
     if not isinstance(token, str):
         token = request.session["csrf"] = secrets.token_urlsafe(32)
     return token
-
-
-async def checked_form(request: Request) -> FormData:
-    """The POST's form, after checking its CSRF token against the session's: 403 without it."""
-    form = await request.form(max_files=2, max_fields=20)  # a bot and its report
-    sent, expected = form.get("csrf"), request.session.get("csrf")
-    if not (isinstance(sent, str) and isinstance(expected, str) and hmac.compare_digest(sent, expected)):
-        raise HTTPException(403, "the form had no valid CSRF token: reload the page and send it again")
-    return form
-
-
-def to_login(request: Request) -> RedirectResponse:
-    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-    return RedirectResponse(f"/login?next={quote(target)}", 303)
-
-
-def safe_next(target: str) -> str:
-    """`target` if it is a path on this site (no scheme, no host: no open redirect), else ""."""
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") \
-            or "\\" in target:
-        return ""
-    return target
 
 
 # --- the app ---

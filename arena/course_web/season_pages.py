@@ -23,15 +23,17 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 import rules
-from arena.course.archives import Refused
-from arena.course.charts import rating_chart
+from arena.course.season.archives import Refused
+from arena.course_web.charts import rating_chart
+from arena.course_web.forms import checked_form, json_for_script, to_login
 from arena.match.records import GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
 
 if TYPE_CHECKING:
-    from arena.course.accounts import Account
-    from arena.course.app import CourseApp
+    from arena.course.db.accounts import Account
+    from arena.course_web.app import CourseApp
+
 
 LADDER_GAMES_SHOWN = 30
 """A student's most recent ladder games listed on the leaderboard page."""
@@ -71,7 +73,7 @@ class SeasonPages:
         if "ladder" not in self.course.config.sections:
             raise HTTPException(404)
         if self._ladder is None:
-            from arena.course.ladder import Ladder
+            from arena.course.season.ladder import Ladder
 
             self._ladder = Ladder(self.course)
         return self._ladder
@@ -79,15 +81,13 @@ class SeasonPages:
     async def signed_in(self, request: Request) -> Account | Response:
         account = await self.views.who(request)
         if account is None:
-            from arena.course.app import to_login
-
             return to_login(request)
         return account
 
     def names(self, viewer: Account) -> dict[str, str]:
         """Student id -> the name `viewer` sees: pseudonyms on public pages when [privacy] says so,
         the student's own name to itself, real names to staff."""
-        from arena.course.privacy import display_name
+        from arena.course.season.privacy import display_name
 
         return {s.id: display_name(self.course, s.id, viewer.id, viewer.is_staff)
                 for s in self.course.students()}
@@ -138,8 +138,6 @@ class SeasonPages:
                                  **await run_in_threadpool(context))
 
     async def request_game(self, request: Request) -> Response:
-        from arena.course.app import checked_form
-
         account = await self.signed_in(request)
         if isinstance(account, Response):
             return account
@@ -154,7 +152,6 @@ class SeasonPages:
         return RedirectResponse(f"/ladder/games/{game_id}", 303)
 
     async def ladder_game(self, request: Request) -> Response:
-        from arena.course.app import json_for_script
         from arena.site import model as site_model
         from arena.tournament.store import StoredGame
 
@@ -211,7 +208,7 @@ class SeasonPages:
         return await self.views.staff_account(request)
 
     async def phases(self, request: Request) -> Response:
-        from arena.course.phases import phase_results
+        from arena.course.season.phases import phase_results
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -222,7 +219,7 @@ class SeasonPages:
                                  students=students)
 
     async def grades(self, request: Request) -> Response:
-        from arena.course.grades import grades
+        from arena.course.season.grades import grades
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -234,7 +231,7 @@ class SeasonPages:
         return self.views.render(request, "grades.html", rows=rows, problem="")
 
     async def grades_csv(self, request: Request) -> Response:
-        from arena.course.grades import csv_text
+        from arena.course.season.grades import csv_text
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -248,7 +245,7 @@ class SeasonPages:
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
     async def similarity(self, request: Request) -> Response:
-        from arena.course.similarity import DEFAULT_THRESHOLD, similar_pairs
+        from arena.course.season.similarity import DEFAULT_THRESHOLD, similar_pairs
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -266,7 +263,7 @@ class SeasonPages:
                                  threshold=threshold or f"{DEFAULT_THRESHOLD:g}")
 
     async def final(self, request: Request) -> Response:
-        from arena.course.final import final_status
+        from arena.course.season.final import final_status
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -281,9 +278,7 @@ class SeasonPages:
                                  done=request.query_params.get("done", ""))
 
     async def final_action(self, request: Request) -> Response:
-        from arena.course import final
-        from arena.course.app import checked_form
-
+        from arena.course.season import final
         account = await self.staff(request)
         if isinstance(account, Response):
             return account
@@ -367,7 +362,7 @@ def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) 
 def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:
     """The phases in course.toml's order, each with its results (in student id order), how many
     passed, its deadline and what it asks for."""
-    from arena.course.phases import season
+    from arena.course.season.phases import season
 
     game = rules.load(course.config.game, **course.config.params)
     tables = []

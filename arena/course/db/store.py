@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from arena.course.config import Student
+from arena.course.config.course_toml import Student
+from arena.course.db import schema
 
 DB_NAME = "course.db"
 FILES_DIR = "files"
@@ -32,24 +33,6 @@ RUNNING = ("building", "testing")
 MAX_ATTEMPTS = 3
 """A job interrupted (the server killed) this many times fails with reason "interrupted"."""
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS students (
-    id TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, grp TEXT NOT NULL DEFAULT '',
-    in_roster INTEGER NOT NULL DEFAULT 1, disabled INTEGER NOT NULL DEFAULT 0, chosen_id INTEGER);
-CREATE TABLE IF NOT EXISTS submissions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, student_id TEXT NOT NULL REFERENCES students(id),
-    version INTEGER NOT NULL, filename TEXT NOT NULL, protocol TEXT NOT NULL, kind TEXT NOT NULL,
-    sha256 TEXT NOT NULL, size INTEGER NOT NULL, created TEXT NOT NULL, status TEXT NOT NULL,
-    reason TEXT, detail TEXT, command TEXT, finished TEXT, UNIQUE (student_id, version));
-CREATE INDEX IF NOT EXISTS submissions_by_student ON submissions (student_id, id);
-CREATE TABLE IF NOT EXISTS jobs (
-    submission_id INTEGER PRIMARY KEY REFERENCES submissions(id), state TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0, enqueued TEXT NOT NULL, started TEXT);
-CREATE TABLE IF NOT EXISTS build_logs (submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
-    text TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS games (submission_id INTEGER NOT NULL REFERENCES submissions(id),
-    number INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (submission_id, number));
-"""
 
 
 def utc_now() -> datetime:
@@ -91,7 +74,7 @@ class Store:
         self._local = threading.local()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.files.mkdir(mode=0o700, exist_ok=True)  # students' code: arena's user's only
-        self.connection().executescript(SCHEMA)
+        schema.migrate(self.connection(), str(self.path))
 
     # --- connections ---
     def connection(self) -> sqlite3.Connection:

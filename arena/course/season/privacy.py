@@ -15,14 +15,10 @@ import secrets
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 KEYS = {"pseudonyms"}
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS privacy_secret (id INTEGER PRIMARY KEY CHECK (id = 1), secret TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS pseudonyms (student_id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-"""
 ADJECTIVES = (
     "agile", "amber", "bold", "brave", "bright", "brisk", "calm", "clever", "cosmic", "crimson", "daring",
     "deft", "eager", "fierce", "gentle", "golden", "grand", "happy", "hardy", "jolly", "keen", "lively",
@@ -52,7 +48,6 @@ def pseudonym(course: Course, student_id: str) -> str:
     """The student's pseudonym in this course: made once, then kept (course.db)."""
     store = course.store
     conn = store.connection()
-    conn.executescript(SCHEMA)
     found = conn.execute("SELECT name FROM pseudonyms WHERE student_id = ?", (student_id,)).fetchone()
     if found is not None:
         return str(found[0])

@@ -11,6 +11,7 @@ import io
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -127,41 +128,67 @@ class _Reader:
         return CourseError(f"{self.path}: {key}: {why}")
 
     def config(self) -> CourseConfig:
+        """The settings, every key checked: CourseError with one line per problem (all of them)."""
+        problems: list[str] = []
+
+        def take(read: Callable[[], Any]) -> Any:
+            try:
+                return read()
+            except CourseError as exc:
+                problems.append(str(exc))
+                return None
+
         unknown = sorted(set(self.data) - KEYS)
-        if unknown:
-            raise self.bad(unknown[0], f"unknown key (known: {', '.join(sorted(KEYS))})")
-        game, params = self.game()
+        problems += [str(self.bad(key, f"unknown key (known: {', '.join(sorted(KEYS))})")) for key in unknown]
+        game_params = take(self.game)
+        game, params = game_params if game_params is not None else ("", {})
+        build = take(self.build)
+        build = build if build is not None else {}
+        opens, deadline = take(lambda: self.moment("opens")), take(lambda: self.moment("deadline"))
+        if opens is not None and deadline is not None and deadline <= opens:
+            problems.append(str(self.bad("deadline", f"{deadline.isoformat()} is not after opens "
+                                                     f"({opens.isoformat()})")))
+        title = self.data.get("title", "")
+        if not isinstance(title, str):
+            problems.append(str(self.bad("title", f"must be a string, got {title!r}")))
+        get = self.data.get
+        found = dict(
+            time_control=take(lambda: self.clock(game)) if game else None,
+            build_time_s=take(lambda: self.number("build.time_s",
+                                                  build.get("time_s", DEFAULTS["build_time_s"]))),
+            build_memory_mb=take(lambda: self.whole("build.memory_mb",
+                                                    build.get("memory_mb", DEFAULTS["build_memory_mb"]))),
+            build_disk_mb=take(lambda: self.whole("build.disk_mb",
+                                                  build.get("disk_mb", DEFAULTS["build_disk_mb"]))),
+            limits=take(self.limits),
+            qualification_games=take(lambda: self.whole(
+                "qualification_games", get("qualification_games", DEFAULTS["qualification_games"]))),
+            upload_max_mb=take(lambda: self.number("upload_max_mb",
+                                                   get("upload_max_mb", DEFAULTS["upload_max_mb"]))),
+            upload_interval_s=take(lambda: self.number(
+                "upload_interval_s", get("upload_interval_s", DEFAULTS["upload_interval_s"]), zero_ok=True)),
+            storage_mb=take(lambda: self.number("storage_mb", get("storage_mb", DEFAULTS["storage_mb"]))),
+            roster=take(self.roster))
+        if problems:
+            raise CourseError("\n".join(problems))
+        return CourseConfig(
+            directory=self.path.parent, game=game, params=params, time_control=found["time_control"],
+            build_time_s=found["build_time_s"], build_memory_mb=found["build_memory_mb"],
+            build_disk_mb=found["build_disk_mb"], limits=found["limits"], opens=opens, deadline=deadline,
+            qualification_games=found["qualification_games"],
+            upload_max_bytes=int(found["upload_max_mb"] * 1_000_000),
+            upload_interval_s=found["upload_interval_s"], storage_bytes=int(found["storage_mb"] * 1_000_000),
+            roster=found["roster"], title=title,
+            sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data})
+
+    def build(self) -> dict[str, Any]:
         build = self.data.get("build", {})
         if not isinstance(build, dict):
             raise self.bad("build", f"must be a table ([build]), got {build!r}")
         unknown = sorted(set(build) - BUILD_KEYS)
         if unknown:
             raise self.bad(f"build.{unknown[0]}", f"unknown key (known: {', '.join(sorted(BUILD_KEYS))})")
-        opens, deadline = self.moment("opens"), self.moment("deadline")
-        if opens is not None and deadline is not None and deadline <= opens:
-            raise self.bad("deadline", f"{deadline.isoformat()} is not after opens ({opens.isoformat()})")
-        title = self.data.get("title", "")
-        if not isinstance(title, str):
-            raise self.bad("title", f"must be a string, got {title!r}")
-        get = self.data.get
-        return CourseConfig(
-            directory=self.path.parent, game=game, params=params, time_control=self.clock(game),
-            build_time_s=self.number("build.time_s", build.get("time_s", DEFAULTS["build_time_s"])),
-            build_memory_mb=self.whole("build.memory_mb",
-                                       build.get("memory_mb", DEFAULTS["build_memory_mb"])),
-            build_disk_mb=self.whole("build.disk_mb", build.get("disk_mb", DEFAULTS["build_disk_mb"])),
-            limits=self.limits(), opens=opens, deadline=deadline,
-            qualification_games=self.whole("qualification_games",
-                                           get("qualification_games", DEFAULTS["qualification_games"])),
-            upload_max_bytes=int(self.number("upload_max_mb", get("upload_max_mb", DEFAULTS["upload_max_mb"]))
-                                 * 1_000_000),
-            upload_interval_s=self.number("upload_interval_s",
-                                          get("upload_interval_s", DEFAULTS["upload_interval_s"]),
-                                          zero_ok=True),
-            storage_bytes=int(self.number("storage_mb", get("storage_mb", DEFAULTS["storage_mb"]))
-                              * 1_000_000),
-            roster=self.roster(), title=title,
-            sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data})
+        return build
 
     def game(self) -> tuple[str, dict[str, Any]]:
         import rules

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from arena.course import archives
+from arena.course.season import archives
 
 if TYPE_CHECKING:
     from copydetect import CodeFingerprint
 
-    from arena.course.service import Course
+    from arena.course.course import Course
 
 DEFAULT_THRESHOLD = 0.5
 NOISE_CHARS = 25
@@ -39,7 +39,7 @@ MIN_MATCH_CHARS = 60
 character each, spaces none) is not reported whatever its share: two bots that each changed a
 line of the same kit share that much by chance."""
 MAX_FILE_BYTES = 1_000_000
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 BOILERPLATE = (ROOT / "examples" / "kits", ROOT / "bots" / "sdk.py")
 """The starter kits' code and the SDK every student may start from (where the checkout has them)."""
 

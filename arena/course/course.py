@@ -2,7 +2,7 @@
 
 It loads course.toml, opens the store, syncs the students from the roster, takes submissions
 (checked, stored and committed before `submit` returns) and answers what students and staff
-see. It runs nothing: `arena.course.jobs.Workers(course)` builds and qualifies.
+see. It runs nothing: `arena.course.season.jobs.Workers(course)` builds and qualifies.
 """
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from arena.course import archives, config, phases
-from arena.course.archives import Refused
-from arena.course.config import CourseConfig, Student
-from arena.course.store import FINAL, NewSubmission, RateLimited, Store, utc_now
+from arena.course.config import course_toml as config
+from arena.course.config.course_toml import CourseConfig, Student
+from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
+from arena.course.season import archives, phases, settings
+from arena.course.season.archives import Refused
 from arena.match.records import GameRecord
 
 __all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
@@ -90,8 +91,7 @@ class Course:
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
-        phases.season(self.config, {s.id for s in self.students()})  # a bad [[phases]] fails here
-        phases.tables(self.store)
+        settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
 
     def close(self) -> None:
         """Close this thread's database connection."""
@@ -114,7 +114,7 @@ class Course:
     def submit(self, student_id: str, filename: str, data: bytes, protocol: str = "v1",
                now: datetime | None = None, report: tuple[str, bytes] | None = None) -> Submission:
         """Take an upload: Refused (a message for the student) when the course is closed (past the
-        student's own last deadline: arena.course.phases.deadline_for), the student is disabled or
+        student's own last deadline: arena.course.season.phases.deadline_for), the student is disabled or
         uploaded too recently, the file too big or not a bot, the report (file name, bytes; PDF or
         Markdown) bad or too big. Stored (files fsynced, rows committed) before it returns, the
         report with its version; the workers are woken."""

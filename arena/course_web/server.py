@@ -5,12 +5,12 @@ The server refuses to run students' code unisolated: where bubblewrap cannot san
 why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
 socket itself, so `--port 0` takes a free port and the first line printed names the address.
 Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladder's games
-(arena/course/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and
+(arena/course/season/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and
 finishes the ones under way, then the ladder and the workers finish their games and jobs (a job
 cut short by a harder kill is resumed on the next start: jobs.Workers).
 
 The season clock (`SeasonClock`) is a thread of the server that starts the final tournament
-(arena.course.final) once the last deadline plus the longest extension has passed, and resumes a
+(arena.course.season.final) once the last deadline plus the longest extension has passed, and resumes a
 final a stopped server left unfinished.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, TextIO
 from arena.cell import sandbox
 
 if TYPE_CHECKING:
-    from arena.course.service import Course
+    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ SEASON_TICK_S = 5.0
 
 
 class SeasonClock:
-    """A thread that starts (or resumes) the final when `arena.course.final.due` says so, looking
+    """A thread that starts (or resumes) the final when `arena.course.season.final.due` says so, looking
     every `tick_s` seconds; `stop()` ends the thread (a final it started plays on in its own thread
     until the process ends, then resumes at the next start)."""
 
@@ -64,7 +64,7 @@ class SeasonClock:
 
     def tick(self) -> None:
         """Start the final if it is due; a reason it cannot start is logged once."""
-        from arena.course import final
+        from arena.course.season import final
 
         if not final.due(self.course):
             return
@@ -131,8 +131,7 @@ def listen(host: str, port: int) -> socket.socket:
 
 def _dask_backend(address: str) -> Callable[[], object]:
     """What makes the Workers' backend on the Dask cluster at `address` (checked here: ServeError)."""
-    from arena.tournament.backends import DaskBackend
-    from arena.tournament.cluster import ClusterError, parse_cluster
+    from arena.tournament.cluster import ClusterError, DaskBackend, parse_cluster
 
     try:
         parse_cluster(address)
@@ -151,12 +150,12 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
-    from arena.course.accounts import Accounts
-    from arena.course.app import create_app
-    from arena.course.bounds import GuardedH11Protocol
-    from arena.course.jobs import Workers
-    from arena.course.ladder import LadderRunner
-    from arena.course.service import Course
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
+    from arena.course.season.jobs import Workers
+    from arena.course.season.ladder import LadderRunner
+    from arena.course_web.app import create_app
+    from arena.course_web.bounds import GuardedH11Protocol
 
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)

@@ -27,6 +27,8 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from arena.course.db import schema
+
 DB_NAME = "course.db"
 """The course's database file, shared with the engine's tables (store.py)."""
 SECRET_NAME = "session.key"
@@ -46,32 +48,6 @@ SESSION_DAYS = 14
 SESSION_S = SESSION_DAYS * 24 * 3600
 """How long a sign-in lasts without signing in again (seconds)."""
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS accounts (
-    id TEXT PRIMARY KEY,            -- a roster id (student) or a staff name
-    role TEXT NOT NULL CHECK (role IN ('student', 'staff')),
-    password TEXT,                  -- argon2id hash; NULL until set through a sign-in link
-    invite TEXT UNIQUE,             -- SHA-256 of the pending one-time sign-in link's secret
-    token TEXT UNIQUE,              -- SHA-256 of the API token
-    generation INTEGER NOT NULL DEFAULT 0,  -- bumped on a new password: older sessions end
-    created TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,            -- SHA-256 of the session's secret (the cookie carries the secret)
-    account_id TEXT NOT NULL,
-    created TEXT NOT NULL,          -- ISO 8601, UTC
-    expires REAL NOT NULL           -- Unix time after which the session is over
-);
-CREATE INDEX IF NOT EXISTS sessions_by_account ON sessions (account_id);
-CREATE TABLE IF NOT EXISTS audit_log (
-    id INTEGER PRIMARY KEY,
-    at TEXT NOT NULL,               -- ISO 8601, UTC
-    actor TEXT NOT NULL,            -- a staff name, or "(terminal)" for `arena course ...` commands
-    action TEXT NOT NULL,
-    target TEXT NOT NULL DEFAULT '',
-    detail TEXT NOT NULL DEFAULT ''
-);
-"""
 TERMINAL = "(terminal)"
 """The audit log's actor for what `arena course` commands did on the server's machine."""
 
@@ -125,7 +101,7 @@ class Accounts:
         self.path = self.directory / DB_NAME
         self.hasher = hasher or PasswordHasher()
         self._local = threading.local()
-        self._connection().executescript(SCHEMA)
+        schema.migrate(self._connection(), str(self.path))
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection (made on first use, WAL mode, autocommit)."""

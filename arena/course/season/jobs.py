@@ -33,17 +33,17 @@ from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
 from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
-from arena.course import archives, builds
-from arena.course.games import GamePlayer, PlayerStopped
-from arena.course.store import Store
+from arena.course.db.store import Store
+from arena.course.season import archives, builds
+from arena.course.season.games import GamePlayer, PlayerStopped
 from arena.match.records import Forfeit, GameRecord
 from arena.match.referee import STARTUP_TIMEOUT_S, run_match
 from arena.match.spec import BotSpec, MatchSpec
 from arena.tournament.backends import Backend, LocalPool
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ IDLE_WAIT_S = 5.0
 
 
 _player: GamePlayer | None = None
-"""The running Workers' game player (arena.course.games), which every caller of play_games shares."""
+"""The running Workers' game player (arena.course.season.games), which every caller of play_games shares."""
 
 
 def play_games(specs: list[MatchSpec]) -> list[GameRecord]:
@@ -161,7 +161,7 @@ class JobFailed(Exception):
         self.detail = detail
 
 
-ARENA_ROOT = str(Path(__file__).resolve().parents[2])
+ARENA_ROOT = str(Path(__file__).resolve().parents[3])
 """Where arena is installed: named "<arena>" in what students read (an SDK traceback's lines)."""
 
 

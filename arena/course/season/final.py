@@ -12,7 +12,7 @@ the results are final only then.
 
 The entrants are frozen when a run starts (table `final_entrants`), so a resumed run plays the
 same bots; `start_final(course, rerun=True)` starts run N+1 from nothing. With `[privacy]
-pseudonyms = true` the bots are named by their pseudonyms (arena.course.privacy), so the public
+pseudonyms = true` the bots are named by their pseudonyms (arena.course.season.privacy), so the public
 site names no one. Runs are kept in `final_runs` (started, finished, published).
 """
 from __future__ import annotations
@@ -29,13 +29,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from arena.course import phases
-from arena.course.store import iso, utc_now
+from arena.course.db.store import iso, utc_now
+from arena.course.season import phases
 from arena.tournament import config as tconfig
 
 if TYPE_CHECKING:  # the runner and the standings (pandas) are imported when a final is played or shown
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
     from arena.tournament import standings as st
 
 log = logging.getLogger(__name__)
@@ -49,13 +49,6 @@ KEYS = {"format", "games", "time", "clock", "rounds", "opponents", "seed", "conc
 DEFAULT_GAMES = 2
 NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS final_runs (run INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
-    published TEXT);
-CREATE TABLE IF NOT EXISTS final_entrants (run INTEGER NOT NULL REFERENCES final_runs(run),
-    student_id TEXT NOT NULL, submission_id INTEGER NOT NULL, bot TEXT NOT NULL, command TEXT NOT NULL,
-    PRIMARY KEY (run, student_id));
-"""
 
 
 class FinalError(ValueError):
@@ -120,22 +113,8 @@ def settings(config: CourseConfig) -> FinalSettings:
                          concurrency=whole("concurrency", 1, 1))
 
 
-def check(config: CourseConfig) -> FinalSettings:
-    """Read `[final]`, `[extensions]`, `[privacy]` and `[grading]` (what a final and its grades
-    depend on) before anything is played; CourseError names the first bad key. The `[final]`
-    settings."""
-    from arena.course import grades
-    from arena.course.privacy import pseudonyms_on
-
-    found = settings(config)
-    phases.season(config)  # the deadlines and [extensions] the entrants depend on
-    pseudonyms_on(config)
-    grades.settings(config)
-    return found
-
-
 def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
-    """The student's own last deadline (arena.course.phases.deadline_for: the course's last deadline
+    """The student's own last deadline (arena.course.season.phases.deadline_for: the course's last deadline
     plus its extension); None: no deadline."""
     return phases.deadline_for(config, student_id)
 
@@ -164,9 +143,8 @@ def entrants(course: Course) -> list[Entrant]:
     """Each enabled student's bot for the final: of its submissions uploaded before its own
     deadline and qualified, the chosen active one, else the latest. Students without one are left
     out. Bot names are the students' display names for the public (pseudonyms when on)."""
-    from arena.course.privacy import public_name
+    from arena.course.season.privacy import public_name
 
-    check(course.config)
     found = []
     for student in course.store.student_rows():
         if student["disabled"]:
@@ -233,12 +211,7 @@ def final_dir(course: Course) -> Path:
     return course.directory / FINAL_DIR
 
 
-def _tables(course: Course) -> None:
-    course.store.connection().executescript(SCHEMA)
-
-
 def _last_run(course: Course) -> Any:
-    _tables(course)
     rows = course.store.rows("SELECT * FROM final_runs ORDER BY run DESC LIMIT 1")
     return rows[0] if rows else None
 

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from arena.match.records import Forfeit, GameRecord
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 KEYS = {"bonus", "timeout_penalty", "penalty_per"}
 PENALTY_PER = ("game", "student")
@@ -93,9 +93,9 @@ def lost_on_time(record: GameRecord, player: str) -> bool:
 
 
 def _phases(course: Course) -> dict[str, list[str]]:
-    """Student id -> the phases it passed (arena.course.phases, where present)."""
+    """Student id -> the phases it passed (arena.course.season.phases, where present)."""
     try:
-        from arena.course.phases import phase_results  # type: ignore[attr-defined]
+        from arena.course.season.phases import phase_results  # type: ignore[attr-defined]
     except ImportError:
         return {}
     passed: dict[str, list[str]] = {}
@@ -113,11 +113,10 @@ def grades(course: Course) -> list[GradeRow]:
 
 def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     """The rows, and the notes that grades.csv prints above them."""
-    from arena.course import final
+    from arena.course.season import final
     from arena.tournament import standings as st
 
     rules = settings(course.config)
-    final.check(course.config)
     status = final.final_status(course)
     passed = _phases(course)
     per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits

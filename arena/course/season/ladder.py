@@ -42,16 +42,16 @@ from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
 from arena.cell.launcher import resolve_command, shipped_bots
-from arena.course.archives import Refused
-from arena.course.store import iso, utc_now
+from arena.course.db.store import iso, utc_now
+from arena.course.season.archives import Refused
 from arena.match.clock import TimeControl
 from arena.match.openings import Openings, OpeningsError, parse_openings, random_opening
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 
 if TYPE_CHECKING:
-    from arena.course.config import CourseConfig
-    from arena.course.service import Course
+    from arena.course.config.course_toml import CourseConfig
+    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -64,36 +64,6 @@ WINDOW = timedelta(hours=1)
 MATCH_PREFIX = "ladder-"
 """A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
 REFERENCE_PREFIX = "ref:"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladder_players (
-    key TEXT PRIMARY KEY,           -- "v<submission id>" (a student's version) or "ref:<bot name>"
-    name TEXT NOT NULL UNIQUE,      -- the bot's name in games: "<student id>-v<version>" or the bot's
-    student_id TEXT,                -- NULL for a reference bot
-    submission_id INTEGER,
-    mu REAL NOT NULL, sigma REAL NOT NULL,
-    games INTEGER NOT NULL DEFAULT 0,   -- rated games played
-    created TEXT NOT NULL           -- when the ladder first saw it (ISO 8601 UTC)
-);
-CREATE TABLE IF NOT EXISTS ladder_games (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    a TEXT NOT NULL REFERENCES ladder_players(key), b TEXT NOT NULL REFERENCES ladder_players(key),
-    rated INTEGER NOT NULL,
-    requested_by TEXT,              -- the student who asked for this unrated game
-    created TEXT NOT NULL,
-    state TEXT NOT NULL,            -- queued (asked for), scheduled (handed out by due), done, errored
-    detail TEXT NOT NULL DEFAULT '',
-    finished TEXT
-);
-CREATE INDEX IF NOT EXISTS ladder_games_by_state ON ladder_games (state, id);
-CREATE TABLE IF NOT EXISTS ladder_records (
-    game_id TEXT PRIMARY KEY, ladder_id INTEGER NOT NULL REFERENCES ladder_games(id),
-    at TEXT NOT NULL, record TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS ladder_history (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL REFERENCES ladder_players(key),
-    at TEXT NOT NULL, game_id TEXT NOT NULL,
-    mu REAL NOT NULL, sigma REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS ladder_history_by_key ON ladder_history (key, id);
-"""
 
 
 @dataclass(frozen=True)
@@ -234,7 +204,6 @@ class Ladder:
         self._openings: Openings = parse_openings(self.settings.openings, self._game, self.config.directory)
         self._lock = threading.Lock()
         """due() and request() of one process take turns (the database makes them consistent too)."""
-        self.course.store.connection().executescript(SCHEMA)
 
     # --- entrants ---
     def _entrants(self, now: datetime) -> list[_Entrant]:
@@ -548,13 +517,13 @@ _RUNNERS: dict[Path, set[LadderRunner]] = {}
 class LadderRunner:
     """The server's thread that plays the ladder: every `interval_s` (default `[ladder] poll_s`) it
     asks `Ladder.due` for what is due and plays it one ladder game at a time through `play`
-    (arena.course.jobs.play_games), recording each. A game that cannot be played is marked errored;
+    (arena.course.season.jobs.play_games), recording each. A game that cannot be played is marked errored;
     nothing a bot does stops it. On `start()` games a stopped server left scheduled are given up
     (their entrants are owed them again)."""
 
     def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
                  clock: Callable[[], datetime] = utc_now) -> None:
-        from arena.course.jobs import play_games
+        from arena.course.season.jobs import play_games
 
         self.course = course
         self.ladder = Ladder(course)

@@ -24,16 +24,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.course.archives import Refused, clean_filename
-from arena.course.config import CourseConfig
+from arena.course.config.course_toml import CourseConfig
+from arena.course.season.archives import Refused, clean_filename
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec, safe_name
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from arena.course.service import Course
-    from arena.course.store import Store
+    from arena.course.course import Course
+    from arena.course.db.store import Store
 
 PHASE_KEYS = {"name", "deadline", "requires", "report", "report_max_mb"}
 REQUIRE_KEYS = {"qualified", "score", "legal"}
@@ -46,15 +46,6 @@ EXAMPLE_TIME = "2026-12-03T23:59:00+01:00"
 DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([dhms])")
 UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS reports (submission_id INTEGER PRIMARY KEY REFERENCES submissions(id),
-    filename TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS phase_checks (submission_id INTEGER NOT NULL REFERENCES submissions(id),
-    requirement TEXT NOT NULL, passed INTEGER NOT NULL, evidence TEXT NOT NULL, game_ids TEXT NOT NULL,
-    disagreements TEXT NOT NULL, value REAL, checked TEXT NOT NULL, PRIMARY KEY (submission_id, requirement));
-CREATE TABLE IF NOT EXISTS phase_games (game_id TEXT PRIMARY KEY, submission_id INTEGER NOT NULL
-    REFERENCES submissions(id), record TEXT NOT NULL);
-"""
 
 
 @dataclass(frozen=True)
@@ -304,11 +295,6 @@ def current_phase(config: CourseConfig, student_id: str, now: datetime) -> Phase
 
 # --- reports ---
 
-def tables(store: Store) -> None:
-    """Make this module's tables in the course's database (where missing)."""
-    store.connection().executescript(SCHEMA)
-
-
 def check_report(config: CourseConfig, student_id: str, now: datetime, report: tuple[str, bytes]) -> str:
     """The report's clean file name; Refused (a message for the student) for one that is no PDF
     or Markdown file, or too big for the current phase (`report_max_mb`)."""
@@ -368,12 +354,11 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     deadline plus the student's extension (before `now` while that has not passed: provisional).
     Score games and move-generation checks run once a version (kept in course.db); with
     `evaluate=False` none runs, and a requirement not checked yet fails as "not checked yet"."""
-    from arena.course.store import utc_now
+    from arena.course.db.store import utc_now
 
     now = now or utc_now()
     config = course.config
     s = season(config)
-    tables(course.store)
     results = []
     with _lock(course.directory):
         for phase in s.phases:
@@ -463,7 +448,7 @@ def _cached(store: Store, submission_id: int, key: str) -> Found | None:
 
 
 def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
-    from arena.course.store import iso, utc_now
+    from arena.course.db.store import iso, utc_now
 
     passed, evidence, ids, disagreements, value = found
     with store.write() as db:
@@ -476,7 +461,7 @@ def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
 def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
     """The submission's bot as its qualification ran it (its build kept in DIR/builds/ID; built
     again there when it is gone)."""
-    from arena.course import jobs
+    from arena.course.season import jobs
 
     folder = course.directory / jobs.BUILDS_DIR / str(sub["id"])
     command = sub["command"]
@@ -490,7 +475,7 @@ def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
 
 
 def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
-    from arena.course.jobs import JobFailed
+    from arena.course.season.jobs import JobFailed
     from arena.match.legal_check import check_move_generation
 
     config = course.config
@@ -505,7 +490,7 @@ def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
 
 def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
     from arena.cell.launcher import resolve_command
-    from arena.course.jobs import JobFailed, play_judged
+    from arena.course.season.jobs import JobFailed, play_judged
 
     config = course.config
     try:
@@ -531,7 +516,6 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
 def phase_game(course: Course, game_id: str) -> GameRecord | None:
     """The record of a game played for a phase (a score game, or a qualification game), None for
     an unknown id."""
-    tables(course.store)
     rows = course.store.rows("SELECT record FROM phase_games WHERE game_id = ?", game_id)
     if rows:
         return GameRecord.from_json(rows[0]["record"])

@@ -1,0 +1,1 @@
+"""Course.toml and the roster read into typed, checked settings."""

@@ -1,0 +1,1 @@
+"""Course.db: the one schema, its migrations, and what each table holds."""
