@@ -1,12 +1,22 @@
-"""Shared test helpers."""
+"""Shared test helpers, and how the suite runs: on pytest-xdist's workers a module at a time, the
+tests marked `timing` last and alone (tests/scheduling.py), each worker's pinned bots on a core of
+their own (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+"""This process's xdist worker id (gw0, gw1, ...), empty in the controller or a run without xdist."""
+if WORKER[2:].isdigit():
+    # set before ENV below is copied, so that the `arena` processes tests start inherit it too
+    os.environ["ARENA_CPU_OFFSET"] = WORKER[2:]
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -45,3 +55,176 @@ def rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+# --- the browser: one headless Chromium per process (per xdist worker), shared by its modules ---
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium through Selenium, started once (each start costs a second or two)."""
+    import shutil
+    import tempfile
+
+    from test_site import CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, HEIGHT_PX, WIDE_PX
+
+    require(Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file(),
+            f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        require(False, "needs selenium (pip install -e '.[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_window_size(WIDE_PX, HEIGHT_PX)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """The process's Chromium as a new one would be for each module: a blank page of the usual
+    size, no cookies (servers on 127.0.0.1 share them whatever their port), an empty console log."""
+    from test_site import HEIGHT_PX, WIDE_PX
+
+    chromium.get("about:blank")
+    chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    chromium.execute_cdp_cmd("Network.clearBrowserCache", {})
+    chromium.set_window_size(WIDE_PX, HEIGHT_PX)
+    chromium.get_log("browser")  # what earlier modules' pages logged
+    yield chromium
+    chromium.get("about:blank")
+
+
+# --- how the suite runs ---
+
+TIMING_GROUP = "timing"
+SURVIVOR_GRACE_S = 10.0
+"""How long the run's last processes (a browser quitting, a watchdog's sweep) may take to end."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "timing: reads a clock against a limit or loads the machine on "
+                            "purpose: run after all other tests, one at a time, with no other test beside it")
+    if not WORKER:  # the controller (or the only process): orphans of the run come back to it
+        from arena.cell.limits import set_child_subreaper
+
+        config.stash[_SUBREAPER] = set_child_subreaper()
+
+
+_SUBREAPER = pytest.StashKey[bool]()
+TIMING_BOOST = 10
+"""How much higher a timing test (and every process it starts) runs than the suite: on a machine
+others keep busy, its bots then get the CPU their clocks assume; the load a test makes itself (a
+hog) starts from the test and is raised with it. Root only; elsewhere the test runs as it is."""
+
+
+@pytest.fixture(autouse=True)
+def _timing_priority(request: pytest.FixtureRequest):
+    """Run a `timing` test at TIMING_BOOST above the suite's priority (this thread and its children)."""
+    if request.node.get_closest_marker("timing") is None:
+        yield
+        return
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, max(-20, before - TIMING_BOOST))
+    except OSError:  # not root: the priority cannot be raised
+        pass
+    yield
+    os.setpriority(os.PRIO_PROCESS, 0, before)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Timing tests join one xdist group (before xdist reads the groups into the node ids)."""
+    for item in items:
+        if item.get_closest_marker("timing"):
+            item.add_marker(pytest.mark.xdist_group(TIMING_GROUP))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    from scheduling import ModuleScheduling
+
+    scheduler = ModuleScheduling(config, log)
+    config.stash[_SCHEDULER] = scheduler
+    return scheduler
+
+
+_SCHEDULER = pytest.StashKey[object]()
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Live (not zombie) descendants of `pid`: pid -> command line; zombie children are reaped."""
+    children: dict[int, list[int]] = {}
+    states: dict[int, str] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        states[int(name)] = fields[0].decode()
+        children.setdefault(int(fields[1]), []).append(int(name))
+    found: dict[int, str] = {}
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        todo += children.get(child, [])
+        if states.get(child) in ("Z", "X"):
+            if child in children.get(pid, []):
+                try:
+                    os.waitpid(child, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            continue
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                found[child] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+        except OSError:
+            continue
+    return found
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a process it started outlives it (the run is the subreaper of its orphans,
+    so a bot whose referee died ends up here); they are killed after being named."""
+    config = session.config
+    if WORKER or not config.stash.get(_SUBREAPER, False):
+        return
+    scheduler = config.stash.get(_SCHEDULER, None)
+    cache = getattr(config, "cache", None)
+    if scheduler is not None and cache is not None and not config.option.keyword \
+            and not config.option.markexpr and not config.option.file_or_dir and exitstatus in (0, 1):
+        from scheduling import CACHE_KEY
+
+        cache.set(CACHE_KEY, {m: round(s, 1) for m, s in scheduler.seconds.items()})
+    deadline = time.monotonic() + SURVIVOR_GRACE_S
+    while (left := descendants(os.getpid())) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not left:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"  pid {pid}: {command}" for pid, command in sorted(left.items())]
+    message = f"{len(left)} process(es) started by the run outlived it (now killed):\n" + "\n".join(lines)
+    if reporter is not None:
+        reporter.write_sep("=", "processes left behind", red=True)
+        reporter.write_line(message)
+    else:
+        print(message, file=sys.stderr)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -37,7 +37,6 @@ except ImportError:  # the test extra
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "examples" / "kits" / "cpp"
-browser = test_site.browser
 shots = test_site.shots
 AXE = test_site_live.AXE
 
