@@ -3,10 +3,12 @@ tests marked `timing` last and alone (tests/scheduling.py), each worker's pinned
 their own (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +57,26 @@ def rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+# --- the starter kits, each built once per process ---
+
+@pytest.fixture(scope="session")
+def built_kit(tmp_path_factory):
+    """kit name -> (its built folder, the run command its build.sh printed): each kit in
+    examples/kits/ built with its own build.sh once per process (test_kits.build_kit). A test that
+    changes the folder works on a copy (shutil.copytree keeps the times: make finds it up to date)."""
+    from test_kits import build_kit
+
+    base = tmp_path_factory.mktemp("kits")
+    built: dict[str, tuple[Path, str]] = {}
+
+    def get(kit: str) -> tuple[Path, str]:
+        if kit not in built:
+            built[kit] = (base / kit, build_kit(kit, base))
+        return built[kit]
+
+    return get
 
 
 # --- the browser: one headless Chromium per process (per xdist worker), shared by its modules ---
@@ -113,13 +135,57 @@ SURVIVOR_GRACE_S = 10.0
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "timing: reads a clock against a limit or loads the machine on "
                             "purpose: run after all other tests, one at a time, with no other test beside it")
-    if not WORKER:  # the controller (or the only process): orphans of the run come back to it
+    if not WORKER and config.getvalue("dist") != "no":
+        # the controller, which runs no test: the run's orphans come back to it, reaped as they die
         from arena.cell.limits import set_child_subreaper
 
-        config.stash[_SUBREAPER] = set_child_subreaper()
+        if set_child_subreaper():
+            reaper = _OrphanReaper()
+            reaper.start()
+            config.stash[_REAPER] = reaper
 
 
-_SUBREAPER = pytest.StashKey[bool]()
+class _OrphanReaper(threading.Thread):
+    """Reaps the run's orphans when they end (as init would: a zombie may keep a cgroup busy),
+    leaving the xdist workers, the controller's own children, to execnet."""
+
+    def __init__(self) -> None:
+        super().__init__(name="orphan-reaper", daemon=True)
+        self.workers: set[int] = set()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            for pid, state in children_of(os.getpid()).items():
+                if state == "Z" and pid not in self.workers:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, os.WNOHANG)
+
+
+_REAPER = pytest.StashKey[_OrphanReaper]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node) -> None:
+    """A worker is up: no test has run yet, so every child of the controller now is a worker."""
+    reaper = node.config.stash.get(_REAPER, None)
+    if reaper is not None:
+        reaper.workers |= set(children_of(os.getpid()))
+
+
+def children_of(pid: int) -> dict[int, str]:
+    """The children of `pid`, each with its state letter (R, S, Z, ...)."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found[int(name)] = fields[0].decode()
+    return found
 TIMING_BOOST = 10
 """How much higher a timing test (and every process it starts) runs than the suite: on a machine
 others keep busy, its bots then get the CPU their clocks assume; the load a test makes itself (a
@@ -197,11 +263,16 @@ def descendants(pid: int) -> dict[int, str]:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run if a process it started outlives it (the run is the subreaper of its orphans,
-    so a bot whose referee died ends up here); they are killed after being named."""
+    """Fail the run if a process it started outlives it, naming and killing each (on xdist the
+    controller is the subreaper of the run's orphans, so a bot whose referee died ends up here;
+    with -n 0 only the test process's own descendants are seen)."""
     config = session.config
-    if WORKER or not config.stash.get(_SUBREAPER, False):
+    if WORKER:
         return
+    reaper = config.stash.get(_REAPER, None)
+    if reaper is not None:
+        reaper.done.set()
+        reaper.join()
     scheduler = config.stash.get(_SCHEDULER, None)
     cache = getattr(config, "cache", None)
     if scheduler is not None and cache is not None and not config.option.keyword \

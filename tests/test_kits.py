@@ -1,9 +1,10 @@
 """The starter kits in examples/kits/ and the code of docs/PROTOCOL.md, built with real compilers and
 played against `random` under the real referee.
 
-Each kit is copied to a temporary directory and built once per test session with its own
-`build.sh`, whose last line is the command that runs the bot. A missing compiler or library skips
-with the reason (fails under CI=true: .ci/run installs them).
+Each kit is copied to a temporary directory and built once per test process with its own
+`build.sh` (the `built_kit` fixture of tests/conftest.py), whose last line is the command that
+runs the bot. A missing compiler or library skips with the reason (fails under CI=true: .ci/run
+installs them).
 """
 from __future__ import annotations
 
@@ -78,8 +79,8 @@ def build_kit(kit: str, where: Path) -> str:
 
 
 @pytest.fixture(scope="module", params=sorted(READY))
-def kit_command(request, tmp_path_factory) -> tuple[str, str]:
-    return request.param, build_kit(request.param, tmp_path_factory.mktemp("kits"))
+def kit_command(request, built_kit) -> tuple[str, str]:
+    return request.param, built_kit(request.param)[1]
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
