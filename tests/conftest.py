@@ -127,7 +127,8 @@ def browser(chromium):
 
 # --- how the suite runs ---
 
-TIMING_GROUP = "timing"
+TIMING_DIR_ENV = "ARENA_TEST_TIMING_DIR"
+"""Where the workers write their lists of timing tests for the controller's scheduler."""
 SURVIVOR_GRACE_S = 10.0
 """How long the run's last processes (a browser quitting, a watchdog's sweep) may take to end."""
 
@@ -136,6 +137,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "timing: reads a clock against a limit or loads the machine on "
                             "purpose: run after all other tests, one at a time, with no other test beside it")
     if not WORKER and config.getvalue("dist") != "no":
+        import tempfile
+
+        os.environ[TIMING_DIR_ENV] = tempfile.mkdtemp(prefix="arena-timing-")  # the workers inherit it
         # the controller, which runs no test: the run's orphans come back to it, reaped as they die
         from arena.cell.limits import set_child_subreaper
 
@@ -207,19 +211,22 @@ def _timing_priority(request: pytest.FixtureRequest):
     os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Timing tests join one xdist group (before xdist reads the groups into the node ids)."""
-    for item in items:
-        if item.get_closest_marker("timing"):
-            item.add_marker(pytest.mark.xdist_group(TIMING_GROUP))
+    """On a worker, tell the controller which tests are marked `timing`: it sees only node ids
+    (xdist's own channel, the `@group` suffix of --dist loadgroup, is lost on pytest 9's node ids)."""
+    folder = os.environ.get(TIMING_DIR_ENV)
+    if WORKER and folder:
+        from scheduling import write_timing
+
+        write_timing(Path(folder), WORKER, [i.nodeid for i in items if i.get_closest_marker("timing")])
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     from scheduling import ModuleScheduling
 
-    scheduler = ModuleScheduling(config, log)
+    scheduler = ModuleScheduling(config, log, Path(os.environ[TIMING_DIR_ENV]))
     config.stash[_SCHEDULER] = scheduler
     return scheduler
 
@@ -273,6 +280,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if reaper is not None:
         reaper.done.set()
         reaper.join()
+    if os.environ.get(TIMING_DIR_ENV):
+        import shutil
+
+        shutil.rmtree(os.environ.pop(TIMING_DIR_ENV), ignore_errors=True)
     scheduler = config.stash.get(_SCHEDULER, None)
     cache = getattr(config, "cache", None)
     if scheduler is not None and cache is not None and not config.option.keyword \
@@ -294,8 +305,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     else:
         print(message, file=sys.stderr)
     for pid in left:
+        thaw(pid)  # a frozen process keeps its SIGKILL pending (cgroup v1's freezer)
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def thaw(pid: int) -> None:
+    """Thaw the freezer cgroup of `pid` (v1's freezer.state, v2's cgroup.freeze), if it has one."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        target = None
+        if "freezer" in controllers.split(","):
+            target = (Path("/sys/fs/cgroup/freezer") / path.lstrip("/") / "freezer.state", "THAWED")
+        elif controllers == "":
+            target = (Path("/sys/fs/cgroup") / path.lstrip("/") / "cgroup.freeze", "0")
+        if target is not None and target[0].is_file():
+            with contextlib.suppress(OSError):
+                target[0].write_text(target[1])

@@ -4,19 +4,19 @@ A module at a time, so that its module-scoped fixtures (a season, a published si
 pages) are set up on one worker only; the longest modules first (their times from the last full
 run, kept in pytest's cache, else the estimates below), so that the workers end together. Tests
 marked `timing` (their checks read a clock against a limit, or they load the machine on purpose)
-run after every other test, one at a time on one worker while no other worker runs anything.
+run after every other test, one at a time on one worker while no other worker runs anything
+(the workers list them in a folder the controller reads: it sees node ids only).
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from xdist.remote import Producer
 from xdist.workermanage import parse_tx_spec_config
 
-TIMING_GROUP = "timing"
-"""The xdist_group the conftest gives every test marked `timing`; xdist appends it to the test's
-node id (`path::test@timing`) under --dist loadgroup, which is how the controller sees it."""
 CACHE_KEY = "arena/module_seconds"
 """Where the last full run's seconds per module are kept (pytest's cache, .pytest_cache/)."""
 EXPECTED_S = {
@@ -31,17 +31,22 @@ EXPECTED_S = {
 a run on two workers on 2 cores (load 6 to 8); any other module counts its tests at 0.5 s each."""
 
 
-def unit_of(nodeid: str) -> str:
-    """The unit a test is scheduled with: its xdist_group where it has one, else its module."""
-    path, _, rest = nodeid.partition("::")
-    group = rest.rpartition("@")[2] if "@" in rest else ""
-    return f"@{group}" if group else path
+def write_timing(folder: Path, worker: str, nodeids: list[str]) -> None:
+    """A worker's list of its timing tests, for the controller (written whole, then renamed)."""
+    part = folder / f"{worker}.part"
+    part.write_text(json.dumps(nodeids))
+    part.rename(folder / f"{worker}.json")
+
+
+def read_timing(folder: Path) -> set[str]:
+    """The node ids of the timing tests, as the workers listed them."""
+    return {nodeid for path in folder.glob("*.json") for nodeid in json.loads(path.read_text())}
 
 
 class ModuleScheduling:
-    """xdist's scheduler protocol (xdist/scheduler/protocol.py), a unit (module or group) at a time."""
+    """xdist's scheduler protocol (xdist/scheduler/protocol.py), a module at a time."""
 
-    def __init__(self, config: Any, log: Producer | None = None) -> None:
+    def __init__(self, config: Any, log: Producer | None, timing_dir: Path) -> None:
         self.numnodes = len(parse_tx_spec_config(config))
         self.node2collection: dict[Any, list[str]] = {}
         self.node2pending: dict[Any, list[int]] = {}
@@ -54,6 +59,7 @@ class ModuleScheduling:
         self.seconds: dict[str, float] = {}
         """Seconds each module took in this run (setup, call and teardown of its tests)."""
         self.config = config
+        self.timing_dir = timing_dir
         self.log = Producer("arenasched") if log is None else log.arenasched
         cache = getattr(config, "cache", None)
         last_run = (cache.get(CACHE_KEY, None) if cache is not None else None) or {}
@@ -94,13 +100,13 @@ class ModuleScheduling:
                 self.log("**Different tests collected, aborting run**")
                 return
             self.collection = collections[0]
+            timing = read_timing(self.timing_dir)
             units: dict[str, list[int]] = {}
             for index, nodeid in enumerate(self.collection):
-                unit = unit_of(nodeid)
-                if unit == f"@{TIMING_GROUP}":
+                if nodeid in timing:
                     self.timing.append(index)
                 else:
-                    units.setdefault(unit, []).append(index)
+                    units.setdefault(nodeid.split("::")[0], []).append(index)
             self.units = sorted(units.values(), key=self._expected_s, reverse=True)
         for node in self.nodes:
             self.check_schedule(node)
