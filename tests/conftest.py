@@ -1,5 +1,6 @@
 """Shared test helpers, and how the suite runs: on pytest-xdist's workers a module at a time, the
-tests marked `timing` last and alone (tests/scheduling.py), each worker's pinned bots on a core of
+tests marked `timing` one at a time and those marked `loads_machine` last and alone
+(tests/scheduling.py), each worker's pinned bots on a core of
 their own (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
 from __future__ import annotations
 
@@ -128,14 +129,16 @@ def browser(chromium):
 # --- how the suite runs ---
 
 TIMING_DIR_ENV = "ARENA_TEST_TIMING_DIR"
-"""Where the workers write their lists of timing tests for the controller's scheduler."""
+"""Where the workers write their lists of `timing` and `loads_machine` tests for the controller."""
 SURVIVOR_GRACE_S = 10.0
 """How long the run's last processes (a browser quitting, a watchdog's sweep) may take to end."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "timing: reads a clock against a limit or loads the machine on "
-                            "purpose: run after all other tests, one at a time, with no other test beside it")
+    config.addinivalue_line("markers", "timing: reads a clock against a limit: never beside another "
+                            "timing test, and at a higher priority than the rest of the suite")
+    config.addinivalue_line("markers", "loads_machine: CPU hogs of its own, or checks that the machine is "
+                            "quiet: a timing test run after all others, with no other test beside it")
     if not WORKER and config.getvalue("dist") != "no":
         import tempfile
 
@@ -190,16 +193,20 @@ def children_of(pid: int) -> dict[int, str]:
             if int(fields[1]) == pid:
                 found[int(name)] = fields[0].decode()
     return found
+
+
 TIMING_BOOST = 10
-"""How much higher a timing test (and every process it starts) runs than the suite: on a machine
-others keep busy, its bots then get the CPU their clocks assume; the load a test makes itself (a
-hog) starts from the test and is raised with it. Root only; elsewhere the test runs as it is."""
+"""How much higher a timing or loads_machine test (and every process it starts) runs than the
+suite: on a machine others keep busy, its bots then get the CPU their clocks assume; the load a
+test makes itself (a hog) starts from the test and is raised with it. Root only; elsewhere the
+test runs as it is."""
 
 
 @pytest.fixture(autouse=True)
 def _timing_priority(request: pytest.FixtureRequest):
-    """Run a `timing` test at TIMING_BOOST above the suite's priority (this thread and its children)."""
-    if request.node.get_closest_marker("timing") is None:
+    """Run a `timing` or `loads_machine` test at TIMING_BOOST above the suite's priority (this
+    thread and its children)."""
+    if not any(request.node.get_closest_marker(mark) for mark in ("timing", "loads_machine")):
         yield
         return
     before = os.getpriority(os.PRIO_PROCESS, 0)
@@ -213,13 +220,15 @@ def _timing_priority(request: pytest.FixtureRequest):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On a worker, tell the controller which tests are marked `timing`: it sees only node ids
-    (xdist's own channel, the `@group` suffix of --dist loadgroup, is lost on pytest 9's node ids)."""
+    """On a worker, tell the controller which tests are marked `timing` or `loads_machine`: it sees
+    only node ids (xdist's own channel, the `@group` suffix of --dist loadgroup, is lost on pytest
+    9's node ids)."""
     folder = os.environ.get(TIMING_DIR_ENV)
     if WORKER and folder:
-        from scheduling import write_timing
+        from scheduling import write_marked
 
-        write_timing(Path(folder), WORKER, [i.nodeid for i in items if i.get_closest_marker("timing")])
+        write_marked(Path(folder), WORKER, {mark: [i.nodeid for i in items if i.get_closest_marker(mark)]
+                                            for mark in ("timing", "loads_machine")})
 
 
 @pytest.hookimpl(optionalhook=True)

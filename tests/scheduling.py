@@ -3,9 +3,11 @@
 A module at a time, so that its module-scoped fixtures (a season, a published site, a browser's
 pages) are set up on one worker only; the longest modules first (their times from the last full
 run, kept in pytest's cache, else the estimates below), so that the workers end together. Tests
-marked `timing` (their checks read a clock against a limit, or they load the machine on purpose)
-run after every other test, one at a time on one worker while no other worker runs anything
-(the workers list them in a folder the controller reads: it sees node ids only).
+marked `timing` (their checks read a clock against a limit) run one at a time, as one unit sent
+first, so that no two of them ever run side by side; those marked `loads_machine` (CPU hogs of
+their own, or checks that the machine is quiet) run after every other test, one at a time on one
+worker while no other worker runs anything. The workers list both in a folder the controller
+reads: it sees node ids only.
 """
 from __future__ import annotations
 
@@ -31,16 +33,17 @@ EXPECTED_S = {
 a run on two workers on 2 cores (load 6 to 8); any other module counts its tests at 0.5 s each."""
 
 
-def write_timing(folder: Path, worker: str, nodeids: list[str]) -> None:
-    """A worker's list of its timing tests, for the controller (written whole, then renamed)."""
+def write_marked(folder: Path, worker: str, marked: dict[str, list[str]]) -> None:
+    """A worker's node ids of its `timing` and `loads_machine` tests, for the controller (written
+    whole, then renamed)."""
     part = folder / f"{worker}.part"
-    part.write_text(json.dumps(nodeids))
+    part.write_text(json.dumps(marked))
     part.rename(folder / f"{worker}.json")
 
 
-def read_timing(folder: Path) -> set[str]:
-    """The node ids of the timing tests, as the workers listed them."""
-    return {nodeid for path in folder.glob("*.json") for nodeid in json.loads(path.read_text())}
+def read_marked(folder: Path, mark: str) -> set[str]:
+    """The node ids of the tests marked `mark`, as the workers listed them."""
+    return {nodeid for path in folder.glob("*.json") for nodeid in json.loads(path.read_text()).get(mark, [])}
 
 
 class ModuleScheduling:
@@ -53,9 +56,9 @@ class ModuleScheduling:
         self.collection: list[str] | None = None
         self.units: list[list[int]] = []
         """Units not yet sent, the longest expected first."""
-        self.timing: list[int] = []
-        """The timing tests, held until every other test has run."""
-        self.timing_node: Any = None
+        self.alone: list[int] = []
+        """The tests that load the machine, held until every other test has run."""
+        self.alone_node: Any = None
         self.seconds: dict[str, float] = {}
         """Seconds each module took in this run (setup, call and teardown of its tests)."""
         self.config = config
@@ -75,13 +78,13 @@ class ModuleScheduling:
 
     @property
     def tests_finished(self) -> bool:
-        if not self.collection_is_completed or self.units or self.timing:
+        if not self.collection_is_completed or self.units or self.alone:
             return False
         return all(len(pending) < 2 for pending in self.node2pending.values())
 
     @property
     def has_pending(self) -> bool:
-        return bool(self.units or self.timing or any(self.node2pending.values()))
+        return bool(self.units or self.alone or any(self.node2pending.values()))
 
     def add_node(self, node: Any) -> None:
         assert node not in self.node2pending
@@ -100,14 +103,19 @@ class ModuleScheduling:
                 self.log("**Different tests collected, aborting run**")
                 return
             self.collection = collections[0]
-            timing = read_timing(self.timing_dir)
+            timing = read_marked(self.timing_dir, "timing")
+            alone = read_marked(self.timing_dir, "loads_machine")
             units: dict[str, list[int]] = {}
+            clocked: list[int] = []
             for index, nodeid in enumerate(self.collection):
-                if nodeid in timing:
-                    self.timing.append(index)
+                if nodeid in alone:
+                    self.alone.append(index)
+                elif nodeid in timing:
+                    clocked.append(index)
                 else:
                     units.setdefault(nodeid.split("::")[0], []).append(index)
-            self.units = sorted(units.values(), key=self._expected_s, reverse=True)
+            self.units = ([clocked] if clocked else []) + sorted(units.values(), key=self._expected_s,
+                                                                  reverse=True)
         for node in self.nodes:
             self.check_schedule(node)
 
@@ -118,17 +126,18 @@ class ModuleScheduling:
 
     def check_schedule(self, node: Any, duration: float = 0) -> None:
         """Give `node` its next unit once it holds at most one test (a worker keeps its last test
-        until it knows what runs after it); the timing tests once every other worker is done."""
+        until it knows what runs after it); the tests that load the machine once every other worker
+        is done."""
         if node.shutting_down or len(self.node2pending[node]) > 1:
             return
         if self.units:
             self._send(node, self.units.pop(0))
-        elif self.timing and self.timing_node in (None, node):
-            self.timing_node = node
+        elif self.alone and self.alone_node in (None, node):
+            self.alone_node = node
             if all(other is node for other in self.nodes):  # the others have finished and left
-                self._send(node, self.timing)
-                self.timing = []
-        elif node is not self.timing_node:
+                self._send(node, self.alone)
+                self.alone = []
+        elif node is not self.alone_node:
             node.shutdown()
 
     def _send(self, node: Any, indices: list[int]) -> None:
@@ -154,8 +163,8 @@ class ModuleScheduling:
     def remove_node(self, node: Any) -> str | None:
         """A worker left (finished, or crashed: its unrun tests go back to the front)."""
         pending = self.node2pending.pop(node)
-        if self.timing_node is node:
-            self.timing_node = None
+        if self.alone_node is node:
+            self.alone_node = None
         crashed = None
         if pending:
             assert self.collection is not None

@@ -22,7 +22,7 @@ from arena.match.records import Forfeit
 from arena.match.referee import run_match
 from arena.match.spec import BotSpec, MatchSpec
 
-pytestmark = pytest.mark.timing  # CPU hogs of its own and clocks a few tens of milliseconds wide
+pytestmark = pytest.mark.loads_machine  # CPU hogs of its own, clocks tens of milliseconds wide
 HERE = Path(__file__).resolve().parent
 PARAMS = {"rows": 8, "cols": 8}
 LIMIT_S = 0.05

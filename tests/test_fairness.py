@@ -223,7 +223,7 @@ def _ponder_match(limits: Limits, clock: TimeControl = CLOCK) -> tuple[list, lis
     return records, [(d, pause, m.time_s) for d, pause, m in zip(during, pauses, honest, strict=True)]
 
 
-@pytest.mark.timing
+@pytest.mark.loads_machine  # the attacker's children burn CPU
 def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_loses_on_time(ahead):
     needs_freezer()
     records, turns = _ponder_match(Limits(sandbox="on"))  # suspend left to its default
@@ -234,7 +234,7 @@ def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_lose
     assert max(during for during, _, _ in turns) < 0.002, turns  # frozen before the turn is sent
 
 
-@pytest.mark.timing
+@pytest.mark.loads_machine
 def test_with_no_suspend_the_pondering_children_burn_through_the_honest_bots_turns():
     """At a 5 s clock, so that the honest bot's moves are there to measure (at 0.4 s it may lose
     them all on time), and at the machine's priority (the attacker's children are not frozen)."""
@@ -298,6 +298,7 @@ def test_a_cgroup_with_a_cpu_holds_its_whole_tree_there_whatever_affinity_a_chil
         group.remove()
 
 
+@pytest.mark.loads_machine
 def test_without_a_freezer_the_default_does_not_suspend_and_suspend_true_stops_the_group():
     """sandbox = off: no cgroup, so no freezer. By default the bots are then not suspended (the run
     says so: arena.cell.notices); suspend = true stops the bot's process group (SIGSTOP), which

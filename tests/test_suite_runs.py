@@ -1,7 +1,7 @@
 """How the suite itself runs (tests/conftest.py, tests/scheduling.py), checked on a small suite of
-its own run by a real `pytest -n 2` in a temporary directory: the tests marked `timing` run after
-every other test and one at a time, and a process the run leaves behind fails the run, is named,
-and is killed."""
+its own run by a real `pytest -n 2` in a temporary directory: the tests marked `timing` never run
+side by side, those marked `loads_machine` run after every other test and one at a time, and a
+process the run leaves behind fails the run, is named, and is killed."""
 from __future__ import annotations
 
 import json
@@ -51,27 +51,45 @@ def test_four():
 TIMING = '''import pytest
 from recorder import record
 
-pytestmark = pytest.mark.timing
+pytestmark = pytest.mark.loads_machine
 
 
 def test_a():
-    record("timing-a", 0.4)
+    record("alone-a", 0.4)
 
 
 def test_b():
-    record("timing-b", 0.4)
+    record("alone-b", 0.4)
 '''
 MORE_TIMING = '''import pytest
 from recorder import record
 
 
-@pytest.mark.timing
+@pytest.mark.loads_machine
 def test_c():
-    record("timing-c", 0.4)
+    record("alone-c", 0.4)
+
+
+@pytest.mark.timing
+def test_e():
+    record("timing-e", 0.5)
 
 
 def test_d():
     record("plain-d", 0.3)
+'''
+CLOCKED = '''import pytest
+from recorder import record
+
+
+@pytest.mark.timing
+def test_f():
+    record("timing-f", 0.5)
+
+
+@pytest.mark.timing
+def test_g():
+    record("timing-g", 0.5)
 '''
 LEAK = '''import subprocess
 
@@ -102,20 +120,24 @@ def _run(root: Path, spans: Path) -> subprocess.CompletedProcess:
                           cwd=root, env=env, capture_output=True, text=True, timeout=180)
 
 
-def test_timing_tests_run_after_all_others_one_at_a_time(tmp_path):
+def test_timing_tests_never_overlap_and_those_loading_the_machine_run_last_alone(tmp_path):
     spans = tmp_path / "spans.jsonl"
     root = _suite(tmp_path, {"test_plain.py": PLAIN, "test_other.py": OTHER, "test_timing.py": TIMING,
-                             "test_more.py": MORE_TIMING})
+                             "test_more.py": MORE_TIMING, "test_clocked.py": CLOCKED})
     done = _run(root, spans)
     assert done.returncode == 0, done.stdout + done.stderr
     found = {s["name"]: s for s in map(json.loads, spans.read_text().splitlines())}
-    plain = [s for n, s in found.items() if n.startswith("plain")]
-    timing = sorted((s for n, s in found.items() if n.startswith("timing")), key=lambda s: s["began"])
-    assert len(plain) == 5 and len(timing) == 3, found
-    assert len({s["worker"] for s in plain}) == 2  # the others ran on both workers
-    assert min(s["began"] for s in timing) >= max(s["ended"] for s in plain)  # after every other test
+
+    def kind(prefix: str) -> list[dict]:
+        return sorted((s for n, s in found.items() if n.startswith(prefix)), key=lambda s: s["began"])
+
+    others, timing, alone = kind("plain") + kind("timing"), kind("timing"), kind("alone")
+    assert (len(others), len(timing), len(alone)) == (8, 3, 3), found
+    assert len({s["worker"] for s in others}) == 2  # the others ran on both workers
     assert all(a["ended"] <= b["began"] for a, b in zip(timing, timing[1:], strict=False))  # one at a time
-    assert len({s["worker"] for s in timing}) == 1
+    assert min(s["began"] for s in alone) >= max(s["ended"] for s in others)  # after every other test
+    assert all(a["ended"] <= b["began"] for a, b in zip(alone, alone[1:], strict=False))
+    assert len({s["worker"] for s in alone}) == 1
 
 
 def test_a_process_left_behind_fails_the_run_and_is_killed(tmp_path):
