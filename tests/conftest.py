@@ -1,12 +1,25 @@
-"""Shared test helpers."""
+"""Shared test helpers, and how the suite runs: on pytest-xdist's workers a module at a time, the
+tests marked `timing` one at a time and those marked `loads_machine` last and alone
+(tests/scheduling.py), each worker's pinned bots on a core of
+their own (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+"""This process's xdist worker id (gw0, gw1, ...), empty in the controller or a run without xdist."""
+if WORKER[2:].isdigit():
+    # set before ENV below is copied, so that the `arena` processes tests start inherit it too
+    os.environ["ARENA_CPU_OFFSET"] = WORKER[2:]
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -45,3 +58,284 @@ def rss_bytes() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+# --- the starter kits, each built once per process ---
+
+@pytest.fixture(scope="session")
+def built_kit(tmp_path_factory):
+    """kit name -> (its built folder, the run command its build.sh printed): each kit in
+    examples/kits/ built with its own build.sh once per process (test_kits.build_kit). A test that
+    changes the folder works on a copy (shutil.copytree keeps the times: make finds it up to date)."""
+    from test_kits import build_kit
+
+    base = tmp_path_factory.mktemp("kits")
+    built: dict[str, tuple[Path, str]] = {}
+
+    def get(kit: str) -> tuple[Path, str]:
+        if kit not in built:
+            built[kit] = (base / kit, build_kit(kit, base))
+        return built[kit]
+
+    return get
+
+
+# --- the browser: one headless Chromium per process (per xdist worker), shared by its modules ---
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's chromium through Selenium, started once (each start costs a second or two)."""
+    import shutil
+    import tempfile
+
+    from test_site import CHROME_FLAGS, CHROMEDRIVER, CHROMIUM, HEIGHT_PX, WIDE_PX
+
+    require(Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file(),
+            f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        require(False, "needs selenium (pip install -e '.[test]')")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROME_FLAGS:
+        options.add_argument(flag)
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_window_size(WIDE_PX, HEIGHT_PX)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """The process's Chromium as a new one would be for each module: a blank page of the usual
+    size, no cookies (servers on 127.0.0.1 share them whatever their port), an empty console log."""
+    from test_site import HEIGHT_PX, WIDE_PX
+
+    chromium.get("about:blank")
+    chromium.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    chromium.execute_cdp_cmd("Network.clearBrowserCache", {})
+    chromium.set_window_size(WIDE_PX, HEIGHT_PX)
+    chromium.get_log("browser")  # what earlier modules' pages logged
+    yield chromium
+    chromium.get("about:blank")
+
+
+# --- how the suite runs ---
+
+TIMING_DIR_ENV = "ARENA_TEST_TIMING_DIR"
+"""Where the workers write their lists of `timing` and `loads_machine` tests for the controller."""
+SURVIVOR_GRACE_S = 10.0
+"""How long the run's last processes (a browser quitting, a watchdog's sweep) may take to end."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "timing: reads a clock against a limit: never beside another "
+                            "timing test, and at a higher priority than the rest of the suite")
+    config.addinivalue_line("markers", "loads_machine: CPU hogs of its own, or checks that the machine is "
+                            "quiet: a timing test run after all others, with no other test beside it")
+    if not WORKER and config.getvalue("dist") != "no":
+        import tempfile
+
+        os.environ[TIMING_DIR_ENV] = tempfile.mkdtemp(prefix="arena-timing-")  # the workers inherit it
+        # the controller, which runs no test: the run's orphans come back to it, reaped as they die
+        from arena.cell.limits import set_child_subreaper
+
+        if set_child_subreaper():
+            reaper = _OrphanReaper()
+            reaper.start()
+            config.stash[_REAPER] = reaper
+
+
+class _OrphanReaper(threading.Thread):
+    """Reaps the run's orphans when they end (as init would: a zombie may keep a cgroup busy),
+    leaving the xdist workers, the controller's own children, to execnet."""
+
+    def __init__(self) -> None:
+        super().__init__(name="orphan-reaper", daemon=True)
+        self.workers: set[int] = set()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            for pid, state in children_of(os.getpid()).items():
+                if state == "Z" and pid not in self.workers:
+                    with contextlib.suppress(ChildProcessError):
+                        os.waitpid(pid, os.WNOHANG)
+
+
+_REAPER = pytest.StashKey[_OrphanReaper]()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node) -> None:
+    """A worker is up: no test has run yet, so every child of the controller now is a worker."""
+    reaper = node.config.stash.get(_REAPER, None)
+    if reaper is not None:
+        reaper.workers |= set(children_of(os.getpid()))
+
+
+def children_of(pid: int) -> dict[int, str]:
+    """The children of `pid`, each with its state letter (R, S, Z, ...)."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found[int(name)] = fields[0].decode()
+    return found
+
+
+TIMING_BOOST = 10
+"""How much higher a timing or loads_machine test (and every process it starts) runs than the
+suite: on a machine others keep busy, its bots then get the CPU their clocks assume; the load a
+test makes itself (a hog) starts from the test and is raised with it. Root only; elsewhere the
+test runs as it is."""
+
+
+@pytest.fixture(autouse=True)
+def _timing_priority(request: pytest.FixtureRequest):
+    """Run a `timing` or `loads_machine` test at TIMING_BOOST above the suite's priority (this
+    thread and its children)."""
+    if not any(request.node.get_closest_marker(mark) for mark in ("timing", "loads_machine")):
+        yield
+        return
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, max(-20, before - TIMING_BOOST))
+    except OSError:  # not root: the priority cannot be raised
+        pass
+    yield
+    os.setpriority(os.PRIO_PROCESS, 0, before)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a worker, tell the controller which tests are marked `timing` or `loads_machine`: it sees
+    only node ids (xdist's own channel, the `@group` suffix of --dist loadgroup, is lost on pytest
+    9's node ids)."""
+    folder = os.environ.get(TIMING_DIR_ENV)
+    if WORKER and folder:
+        from scheduling import write_marked
+
+        write_marked(Path(folder), WORKER, {mark: [i.nodeid for i in items if i.get_closest_marker(mark)]
+                                            for mark in ("timing", "loads_machine")})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    from scheduling import ModuleScheduling
+
+    scheduler = ModuleScheduling(config, log, Path(os.environ[TIMING_DIR_ENV]))
+    config.stash[_SCHEDULER] = scheduler
+    return scheduler
+
+
+_SCHEDULER = pytest.StashKey[object]()
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Live (not zombie) descendants of `pid`: pid -> command line; zombie children are reaped."""
+    children: dict[int, list[int]] = {}
+    states: dict[int, str] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        states[int(name)] = fields[0].decode()
+        children.setdefault(int(fields[1]), []).append(int(name))
+    found: dict[int, str] = {}
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        todo += children.get(child, [])
+        if states.get(child) in ("Z", "X"):
+            if child in children.get(pid, []):
+                try:
+                    os.waitpid(child, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            continue
+        try:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                found[child] = f.read().replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+        except OSError:
+            continue
+    return found
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a process it started outlives it, naming and killing each (on xdist the
+    controller is the subreaper of the run's orphans, so a bot whose referee died ends up here;
+    with -n 0 only the test process's own descendants are seen)."""
+    config = session.config
+    if WORKER:
+        return
+    reaper = config.stash.get(_REAPER, None)
+    if reaper is not None:
+        reaper.done.set()
+        reaper.join()
+    if os.environ.get(TIMING_DIR_ENV):
+        import shutil
+
+        shutil.rmtree(os.environ.pop(TIMING_DIR_ENV), ignore_errors=True)
+    scheduler = config.stash.get(_SCHEDULER, None)
+    cache = getattr(config, "cache", None)
+    if scheduler is not None and cache is not None and not config.option.keyword \
+            and not config.option.markexpr and not config.option.file_or_dir and exitstatus in (0, 1):
+        from scheduling import CACHE_KEY
+
+        cache.set(CACHE_KEY, {m: round(s, 1) for m, s in scheduler.seconds.items()})
+    deadline = time.monotonic() + SURVIVOR_GRACE_S
+    while (left := descendants(os.getpid())) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not left:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"  pid {pid}: {command}" for pid, command in sorted(left.items())]
+    message = f"{len(left)} process(es) started by the run outlived it (now killed):\n" + "\n".join(lines)
+    if reporter is not None:
+        reporter.write_sep("=", "processes left behind", red=True)
+        reporter.write_line(message)
+    else:
+        print(message, file=sys.stderr)
+    for pid in left:
+        thaw(pid)  # a frozen process keeps its SIGKILL pending (cgroup v1's freezer)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def thaw(pid: int) -> None:
+    """Thaw the freezer cgroup of `pid` (v1's freezer.state, v2's cgroup.freeze), if it has one."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        target = None
+        if "freezer" in controllers.split(","):
+            target = (Path("/sys/fs/cgroup/freezer") / path.lstrip("/") / "freezer.state", "THAWED")
+        elif controllers == "":
+            target = (Path("/sys/fs/cgroup") / path.lstrip("/") / "cgroup.freeze", "0")
+        if target is not None and target[0].is_file():
+            with contextlib.suppress(OSError):
+                target[0].write_text(target[1])

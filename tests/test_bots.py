@@ -275,6 +275,7 @@ GAMES_KEPT = 10
 """Games of the champion's time-keeping match: every one of its moves within the limit, game after game."""
 
 
+@pytest.mark.timing  # every move within its 0.5 s, on the wall clock
 def test_champion_keeps_its_time_in_a_match() -> None:
     from arena.match.clock import TimeControl
     from arena.match.referee import run_match

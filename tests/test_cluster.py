@@ -343,6 +343,7 @@ def within(timeout_s: float, run, client):
     return outcome["value"]
 
 
+@pytest.mark.timing  # Dask restarts the killed workers against its own and within()'s deadlines
 def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path):
     distributed = pytest.importorskip("distributed")
     import functools

@@ -7,6 +7,7 @@ import io
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -97,7 +98,7 @@ def wait_final(course: Course, *ids: int, timeout_s: float = WAIT_S) -> list:
 
 
 def kit_zip(kit: str, edit: dict[str, bytes] | None = None, folder: str = "") -> bytes:
-    """The starter kit `kit` as a zip (under `folder`/ when given), files replaced by `edit`."""
+    """The starter kit `kit` as a zip (under `folder`/ when given), files replaced or added by `edit`."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted((KITS / kit).rglob("*")):
@@ -106,6 +107,10 @@ def kit_zip(kit: str, edit: dict[str, bytes] | None = None, folder: str = "") ->
                 info = zipfile.ZipInfo(folder + rel)
                 info.external_attr = (path.stat().st_mode & 0o777) << 16
                 archive.writestr(info, (edit or {}).get(rel, path.read_bytes()))
+        for rel in sorted(set(edit or {}) - set(archive.namelist())):  # files the kit does not have
+            info = zipfile.ZipInfo(folder + rel)
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, edit[rel])
     return buffer.getvalue()
 
 
@@ -179,21 +184,66 @@ def test_the_cpp_kit_zipped_qualifies_and_a_compile_error_shows_the_compilers_me
     assert dict(course.source_files(good.id))["bot.cpp"] == source
 
 
+NETWORK_PROBE = textwrap.dedent("""\
+    import errno
+    import socket
+    import sys
+
+
+    def route_out():
+        \"\"\"The kernel's route to a TEST-NET address (RFC 5737, no host has it): a UDP connect()
+        only picks a route and sends nothing.\"\"\"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.connect(("192.0.2.1", 9))
+            except OSError as e:
+                return errno.errorcode.get(e.errno, str(e.errno))
+            return "ROUTE"
+
+
+    def host_loopback(port):
+        \"\"\"A TCP connection to the test's own listener on the host's loopback.\"\"\"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=3).close()
+        except OSError as e:
+            return errno.errorcode.get(e.errno, str(e.errno))
+        return "REACHED"
+
+
+    print(f"route out: {route_out()}; host loopback: {host_loopback(int(sys.argv[1]))}", file=sys.stderr)
+    """)
+"""What a build asks of the network, sending nothing off the machine whatever the sandbox does:
+a route look-up, and a connection to a listener on the host's own loopback (which a build in a
+network namespace of its own cannot see)."""
+
+
 def test_a_build_writes_only_its_own_folder_and_has_no_network(course, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir(mode=0o777)
-    script = textwrap.dedent(f"""\
-        #!/bin/sh
-        touch made-here && echo "own folder: ok" >&2
-        touch {outside}/x 2>/dev/null && echo "outside: WRITTEN" >&2 || echo "outside: refused" >&2
-        python3 -c "import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)" 2>/dev/null \\
-            && echo "network: OPEN" >&2 || echo "network: none" >&2
-        echo "stdio:python3 $(pwd)/bot.py"
-        """)
-    sub = course.submit("ann", "kit.zip", kit_zip("python-stdio", {"build.sh": script.encode()}))
-    sub, = wait_final(course, sub.id)
+    (tmp_path / "probe.py").write_text(NETWORK_PROBE)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        on_host = subprocess.run([sys.executable, str(tmp_path / "probe.py"), str(port)], capture_output=True,
+                                 text=True, timeout=30)
+        assert "host loopback: REACHED" in on_host.stderr, on_host.stderr  # the probe works: a control
+        listener.accept()[0].close()
+        script = textwrap.dedent(f"""\
+            #!/bin/sh
+            touch made-here && echo "own folder: ok" >&2
+            touch {outside}/x 2>/dev/null && echo "outside: WRITTEN" >&2 || echo "outside: refused" >&2
+            python3 probe.py {port}
+            echo "stdio:python3 $(pwd)/bot.py"
+            """)
+        sub = course.submit("ann", "kit.zip", kit_zip("python-stdio", {"build.sh": script.encode(),
+                                                                        "probe.py": NETWORK_PROBE.encode()}))
+        sub, = wait_final(course, sub.id)
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):  # nothing from the sandbox reached the host's listener
+            listener.accept()
     log = course.build_log(sub.id)
-    assert "own folder: ok" in log and "outside: refused" in log and "network: none" in log, log
+    assert "own folder: ok" in log and "outside: refused" in log, log
+    assert "route out: ENETUNREACH; host loopback: ECONNREFUSED" in log or \
+        "route out: ENETUNREACH; host loopback: ENETUNREACH" in log, log
     assert not (outside / "x").exists()
     assert (course.directory / "builds" / str(sub.id) / "made-here").is_file()
     assert sub.status == "qualified", sub.detail

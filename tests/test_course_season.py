@@ -37,7 +37,6 @@ except ImportError:  # the test extra
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "examples" / "kits" / "cpp"
-browser = test_site.browser
 shots = test_site.shots
 AXE = test_site_live.AXE
 
@@ -220,21 +219,6 @@ LADDER_MIN_GAMES = 6
 (a version that joined at the last deadline has had no time to climb)."""
 
 
-def build_kit(folder: Path) -> Path:
-    """The C++ starter kit built as a student builds it (`make bot`, unoptimised to build fast);
-    the binary."""
-    import shutil
-    import subprocess
-
-    folder.mkdir(parents=True)
-    for name in ("bot.cpp", "Makefile", "build.sh"):
-        shutil.copy(KIT / name, folder / name)
-    done = subprocess.run(["make", "--no-print-directory", "bot", "CXXFLAGS=-std=c++17 -O0"], cwd=folder,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return folder / "bot"
-
-
 def kit_zip(binary: Path, no_legal: bool) -> bytes:
     """The C++ starter kit as a student zips the folder it built in (the binary last, so that it
     is newer than bot.cpp and the server's `make` finds it up to date); `no-legal` beside
@@ -300,15 +284,14 @@ pseudonyms = true
 class Season:
     """The season's course, its server, and what the test did to it (uploads and their answers)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, kit: Path) -> None:
         self.started = time.monotonic()
         make_course(directory, roster=ROSTER, time=str(CLOCK_S), rows="5", cols="5", upload_interval_s="0",
                     title='"Domineering, autumn term"')
-        # the C++ students built the kit on their machines before the season began
-        self.kit = build_kit(directory.parent / "kit")
+        # the C++ students built the kit on their machines before the season began: its binary
+        self.kit = kit
         # deadlines on whole seconds: the store keeps an upload's time to the second
         self.start = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
-        print(f"the C++ kit built in {time.monotonic() - self.started:.1f} s")
         with open(directory / "course.toml", "a") as f:
             f.write(season_toml(self.start))
         self.directory = directory
@@ -377,11 +360,11 @@ def spearman(xs: list[float], ys: list[float]) -> float:
 
 
 @pytest.fixture(scope="module")
-def season(tmp_path_factory):
+def season(tmp_path_factory, built_kit):
     """The whole season, played out: the fixture returns once the final is finished (after a
     kill -9 in the middle of it and a restart); the tests then check what it left."""
     require(httpx is not None, "needs httpx (pip install -e '.[test]')")
-    s = Season(tmp_path_factory.mktemp("season") / "domineering")
+    s = Season(tmp_path_factory.mktemp("season") / "domineering", built_kit("cpp")[0] / "bot")
     try:
         play_season(s)
         yield s

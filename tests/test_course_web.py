@@ -49,7 +49,6 @@ def needs_httpx() -> None:
     require(httpx is not None, "needs httpx (pip install -e '.[test]')")
 
 
-browser = test_site.browser  # one chromium for this module (Debian's, headless), the screenshots' folder
 shots = test_site.shots
 AXE = test_site_live.AXE
 
@@ -192,7 +191,7 @@ def test_five_wrong_passwords_hold_an_id_off_for_a_while(server, alan):
     assert alan.get("/me").status_code == 200  # a session already open stays open
 
 
-def test_sign_in_with_the_password_and_a_used_link(server, links):
+def test_sign_in_with_the_password_and_a_used_link(server, links, ada):
     client = httpx.Client(base_url=server.url, timeout=30)
     assert client.get(links["s001"]).status_code == 404  # used by the `ada` fixture
     page = client.get("/login")
@@ -341,7 +340,9 @@ def staff(course, server):
     client.close()
 
 
-def test_staff_see_every_row_requeue_disable_and_download_active_sources(staff, ada, alan):
+def test_staff_see_every_row_requeue_disable_and_download_active_sources(course, staff, ada, alan):
+    code, _, err = arena("course", "token", str(course), "s002")  # one of the actions the audit log shows
+    assert code == 0, err
     page = staff.get("/staff")
     assert page.status_code == 200
     for sid in ("s001", "s002", "s003"):

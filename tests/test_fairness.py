@@ -223,6 +223,7 @@ def _ponder_match(limits: Limits, clock: TimeControl = CLOCK) -> tuple[list, lis
     return records, [(d, pause, m.time_s) for d, pause, m in zip(during, pauses, honest, strict=True)]
 
 
+@pytest.mark.loads_machine  # the attacker's children burn CPU
 def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_loses_on_time(ahead):
     needs_freezer()
     records, turns = _ponder_match(Limits(sandbox="on"))  # suspend left to its default
@@ -233,6 +234,7 @@ def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_lose
     assert max(during for during, _, _ in turns) < 0.002, turns  # frozen before the turn is sent
 
 
+@pytest.mark.loads_machine
 def test_with_no_suspend_the_pondering_children_burn_through_the_honest_bots_turns():
     """At a 5 s clock, so that the honest bot's moves are there to measure (at 0.4 s it may lose
     them all on time), and at the machine's priority (the attacker's children are not frozen)."""
@@ -296,6 +298,7 @@ def test_a_cgroup_with_a_cpu_holds_its_whole_tree_there_whatever_affinity_a_chil
         group.remove()
 
 
+@pytest.mark.loads_machine
 def test_without_a_freezer_the_default_does_not_suspend_and_suspend_true_stops_the_group():
     """sandbox = off: no cgroup, so no freezer. By default the bots are then not suspended (the run
     says so: arena.cell.notices); suspend = true stops the bot's process group (SIGSTOP), which
@@ -307,7 +310,8 @@ def test_without_a_freezer_the_default_does_not_suspend_and_suspend_true_stops_t
     assert max(pause for _, pause, _ in stopped) < 0.01, stopped
 
 
-def test_each_worker_of_a_pool_pins_its_bots_to_cores_of_its_own_and_too_many_are_refused(tmp_path):
+def test_each_worker_of_a_pool_pins_its_bots_to_cores_of_its_own_and_too_many_are_refused(tmp_path,
+                                                                                           monkeypatch):
     """A tournament's concurrent matches never share a core when bots are pinned: worker k of the
     pool pins its bots to core k (the bot not to move is frozen, so a match needs one core), or to
     cores 2k and 2k+1 when pondering is allowed; `--concurrency` past what fits is refused."""
@@ -322,13 +326,22 @@ def test_each_worker_of_a_pool_pins_its_bots_to_cores_of_its_own_and_too_many_ar
             pool.shutdown()
         assert got == {(0, per_match), (per_match, per_match)}
     cpus = sorted(os.sched_getaffinity(0))
+    monkeypatch.delenv(limits.CPU_OFFSET_ENV, raising=False)  # the suite's xdist workers set it
     try:
         limits.set_match_cpus(1, 1)
         assert [limits.cpu_for(0), limits.cpu_for(1)] == [cpus[1 % len(cpus)]] * 2
         limits.set_match_cpus(2, 2)
         assert [limits.cpu_for(0), limits.cpu_for(1)] == [cpus[2 % len(cpus)], cpus[3 % len(cpus)]]
+        monkeypatch.setenv(limits.CPU_OFFSET_ENV, "1")  # a second run on the machine starts one core on
+        assert [limits.cpu_for(0), limits.cpu_for(1)] == [cpus[3 % len(cpus)], cpus[4 % len(cpus)]]
+        limits.set_match_cpus(0, 1)
+        assert limits.cpu_for(0) == cpus[1 % len(cpus)]
+        monkeypatch.setenv(limits.CPU_OFFSET_ENV, "one")
+        with pytest.raises(ValueError, match="ARENA_CPU_OFFSET='one': must be a whole number"):
+            limits.cpu_for(0)
     finally:
         limits.set_match_cpus(0, 2)
+        monkeypatch.delenv(limits.CPU_OFFSET_ENV, raising=False)
     for suspend, per_match in (("", 1), ("suspend = false\n", 2)):
         (tmp_path / "t.toml").write_text('name = "t"\ngame = "domineering"\ntime = "1"\n[params]\nrows = 4\n'
                                          f'cols = 4\n[limits]\npin_cpus = true\n{suspend}[[bots]]\n'

@@ -19,7 +19,7 @@ import pytest
 from conftest import rss_bytes
 
 from arena.cell.launcher import LOG_NAME, resolve_command
-from arena.cell.limits import Limits, pids_with_env, process_exists
+from arena.cell.limits import Limits, cpu_offset, pids_with_env, process_exists
 from arena.match.clock import TimeControl
 from arena.match.records import Forfeit
 from arena.match.referee import LOG_TAIL_CHARS, run_match
@@ -202,9 +202,10 @@ def test_suspend_stops_the_bot_not_to_move_and_pinning_gives_each_bot_a_cpu():
     record = run_match(match([sleeper, RANDOM], games=1), on_move=on_move, limits=limits)[0]
     assert record.forfeit is None
     cpus = sorted(os.sched_getaffinity(0))
+    first = cpu_offset()  # 0 unless ARENA_CPU_OFFSET says (the suite's second xdist worker: 1)
     for _seat, waiting_state, sleeper_cpus, random_cpus in seen:
         assert waiting_state == "T", seen  # the bot that was not to move was stopped
-        assert sleeper_cpus == {cpus[0]} and random_cpus == {cpus[1 % len(cpus)]}
+        assert sleeper_cpus == {cpus[first % len(cpus)]} and random_cpus == {cpus[(first + 1) % len(cpus)]}
 
 
 def test_no_bot_outlives_a_referee_killed_with_sigkill(tmp_path):

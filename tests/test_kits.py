@@ -2,9 +2,10 @@
 played against `random` under the real referee; every kit's answer to the `legal` request checked
 against the rules (arena.match.legal_check), with a bug planted in its sample generator caught.
 
-Each kit is copied to a temporary directory and built once per test session with its own
-`build.sh`, whose last line is the command that runs the bot. A missing compiler or library skips
-with the reason (fails under CI=true: .ci/run installs them).
+Each kit is copied to a temporary directory and built once per test process with its own
+`build.sh` (the `built_kit` fixture of tests/conftest.py), whose last line is the command that
+runs the bot. A missing compiler or library skips with the reason (fails under CI=true: .ci/run
+installs them).
 """
 from __future__ import annotations
 
@@ -105,8 +106,8 @@ def run_build(kit: str, copy: Path) -> str:
 
 
 @pytest.fixture(scope="module", params=sorted(READY))
-def kit_command(request, tmp_path_factory) -> tuple[str, str]:
-    return request.param, build_kit(request.param, tmp_path_factory.mktemp("kits"))
+def kit_command(request, built_kit) -> tuple[str, str]:
+    return request.param, built_kit(request.param)[1]
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))

@@ -6,7 +6,11 @@ The scan reads Python by its syntax tree: a call that reaches the network (`conn
 `create_connection`, `getaddrinfo`, `urlopen`, ...) given a literal host, address or URL that is not
 loopback, and a `curl`/`wget`/... command line handed to a call. Other code and scripts (C++, Java,
 C#, shell, Makefiles) are read line by line: a network verb and a literal non-loopback address or
-URL on one line. A TEST-NET address (RFC 5737, no host has it) is allowed only where the kernel is
+URL on one line. Code a test writes for something else to run is read too: every string literal in
+the Python (a shell script, a `python3 -c` snippet, a bot's source) is read as Python where it
+parses and line by line where it does not, and a `python3 -c "..."` on a line of a script is read
+as Python (this file's own planted cases below are data for the scanner, never run: its strings are
+not read). A TEST-NET address (RFC 5737, no host has it) is allowed only where the kernel is
 asked for a route without sending: in a function that makes a UDP socket and sends nothing.
 Prose (Markdown) is not scanned: it runs nowhere here (the Java kit's README tells a student's own
 machine where to download its jars).
@@ -16,6 +20,7 @@ from __future__ import annotations
 import ast
 import ipaddress
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -31,11 +36,13 @@ NET_CALLS = {"connect", "connect_ex", "create_connection", "getaddrinfo", "getho
 """Python calls that reach (or look up) the address they are given."""
 COMMANDS = ("curl", "wget", "nc", "ncat", "ping", "dig", "nslookup", "host", "ssh", "scp", "telnet")
 """Programs that reach the network when handed an address on their command line."""
-VERBS = re.compile(r"\b(connect|getaddrinfo|gethostbyname|Socket|TcpClient|UdpClient|WebClient|HttpClient|"
-                   r"fetch|urlopen|curl|wget|ncat|nc|ping|dig|nslookup|telnet|ssh|scp)\b")
+VERBS = re.compile(r"\b(connect|connect_ex|create_connection|getaddrinfo|gethostbyname|Socket|TcpClient|"
+                   r"UdpClient|WebClient|HttpClient|fetch|urlopen|curl|wget|ncat|nc|ping|dig|nslookup|telnet|ssh|scp)\b")
 """A line of non-Python code that does one of these is checked for literal addresses."""
 URL = re.compile(r"\b(?:tcp|udp|http|https|ws|wss|ftp|pgm|epgm)://(\[[^\]]+\]|[^/:\s\"'`]+)")
 IPV4 = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?![\w.])")
+PYTHON_C = re.compile(r"""\bpython(?:3(?:\.\d+)?)?\s+-c\s+("(?:[^"\\]|\\.)*"|'[^']*')""")
+"""A `python3 -c "CODE"` on a line of a shell script: CODE is read as Python."""
 HOSTNAME = re.compile(r"^(?=.*[a-zA-Z])[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+$")
 TEST_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")]
 
@@ -116,7 +123,9 @@ def _wrappers(tree: ast.AST) -> set[str]:
         found |= more
 
 
-def scan_python(path: Path, source: str) -> list[str]:
+def scan_python(path: Path, source: str, *, first_line: int = 1, embedded: bool = False) -> list[str]:
+    """What `source` reaches beyond loopback, as `path:line: ...` lines. `embedded`: a snippet written
+    by a test (its top level counts as one function for the route question)."""
     tree = ast.parse(source, str(path))
     enclosing: dict[ast.AST, ast.AST] = {}
     for function in ast.walk(tree):
@@ -143,16 +152,58 @@ def scan_python(path: Path, source: str) -> list[str]:
         for host in hosts:
             if is_loopback(host):
                 continue
-            route_only = name in ("connect", "connect_ex") and _asks_route_only(enclosing.get(node))
+            unit = enclosing.get(node, tree if embedded else None)
+            route_only = name in ("connect", "connect_ex") and _asks_route_only(unit)
             if is_test_net(host) and route_only:
                 continue
-            found.append(f"{path}:{node.lineno}: {name}(...) reaches {host}")
-    return found
+            found.append(f"{path}:{first_line + node.lineno - 1}: {name}(...) reaches {host}")
+    if Path(path).resolve() != Path(__file__).resolve():
+        for line, text in _literals(tree):
+            found += scan_embedded(path, text, first_line + line - 1)
+    return _once(found)
 
 
-def scan_text(path: Path, source: str) -> list[str]:
+def _once(found: list[str]) -> list[str]:
+    """One finding per line and host (a call's argument is also a literal read as code)."""
+    seen: dict[tuple[str, str], str] = {}
+    for line in found:
+        place, host = line.split(": ", 1)[0], line.rstrip(")").rsplit("reaches ", 1)[-1]
+        seen.setdefault((place, host), line)
+    return list(seen.values())
+
+
+def _literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """The module's string literals, an f-string's as one (each {...} read as `0`), with their lines."""
+    parts = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
     found = []
-    for number, line in enumerate(source.splitlines(), 1):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in parts:
+            found.append((node.lineno, node.value))
+        elif isinstance(node, ast.JoinedStr):
+            found.append((node.lineno, "".join(v.value if isinstance(v, ast.Constant) else "0"
+                                               for v in node.values)))
+    return [(line, text) for line, text in found if "\n" in text or " " in text]
+
+
+def scan_embedded(path: Path, text: str, first_line: int) -> list[str]:
+    """A string a test writes for something else to run: Python where it parses (dedented), else lines."""
+    text = textwrap.dedent(text)
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return scan_text(path, text, first_line=first_line)
+    return scan_python(path, text, first_line=first_line, embedded=True)
+
+
+def scan_text(path: Path, source: str, *, first_line: int = 1) -> list[str]:
+    """Lines with a network verb and a literal non-loopback address; a `python3 -c` read as Python."""
+    found = []
+    for number, line in enumerate(source.splitlines(), first_line):
+        for match in PYTHON_C.finditer(line):
+            code = match.group(1)[1:-1]
+            code = re.sub(r'\\(["\\$`])', r"\1", code) if match.group(1)[0] == '"' else code
+            found += scan_embedded(path, code, number)
+        line = PYTHON_C.sub("python3 -c CODE", line)
         if not VERBS.search(line):
             continue
         for host in dict.fromkeys([m.group(1) for m in URL.finditer(line)] + IPV4.findall(line)):
@@ -197,6 +248,16 @@ PLANTED = [  # (file name, a planted line, the host the scan must name)
     ("probe.py", "import socket\nHOST = ('8.8.4.4', 53)\nsocket.create_connection(HOST)\n", "8.8.4.4"),
     ("probe.py", "import socket\ndef f():\n    s = socket.socket()\n    s.connect(('192.0.2.1', 9))\n",
      "192.0.2.1"),  # TEST-NET over TCP: a SYN would leave
+    ("probe.py", 'import textwrap\nSCRIPT = textwrap.dedent(f"""\\\n    #!/bin/sh\n    cd {0}\n'
+     "    python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=3)\" 2>/dev/null\n"
+     '    """)\n', "1.1.1.1"),  # a shell script a test writes, as test_course_engine's build.sh did
+    ("probe.py", "import subprocess\nimport sys\nsubprocess.run([sys.executable, '-c', "
+     "'import socket; socket.getaddrinfo(\"example.net\", 80)'])\n", "example.net"),
+    ("probe.py", "BOT = '''\nimport socket\ns = socket.socket()\ns.connect(('10.1.2.3', 80))\n'''\n",
+     "10.1.2.3"),  # a bot's source a test writes
+    ("probe.py", "SCRIPT = 'nc 10.9.8.7 22 < /dev/null'\n", "10.9.8.7"),
+    ("build.sh", "#!/bin/sh\npython3 -c \"import socket; socket.create_connection(('9.9.9.9', 53))\"\n",
+     "9.9.9.9"),
     ("build.sh", "#!/bin/sh\ncurl -LO https://repo1.maven.org/x.jar\n", "repo1.maven.org"),
     ("bot.cpp", 'socket.connect("tcp://203.0.113.9:5555");\n', "203.0.113.9"),
 ]
@@ -219,6 +280,13 @@ ALLOWED = [
     "import socket\ndef route():\n    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:\n"
     "        s.connect(('192.0.2.1', 9))\n        return s.getsockname()\n",
     "import os\nos.connect = None\nd = {}\nd.get('example.com')\n",
+    "PROBE = '''\nimport socket\ndef route():\n"
+    "    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:\n"
+    "        s.connect(('192.0.2.1', 9))\n'''\n",  # a route question a test writes
+    "SCRIPT = '''#!/bin/sh\npython3 -c \"import socket; "
+    "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+    "s.connect(('192.0.2.1', 9))\"\n'''\n",
+    "SCRIPT = 'python3 -c \"import socket; socket.create_connection((\\'127.0.0.1\\', 9))\"'\n",
 ]
 
 

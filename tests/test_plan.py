@@ -76,6 +76,7 @@ def test_calibration_inverts_the_model():
     assert calibrated_start_s({"wall_s": "x"}) > 0
 
 
+@pytest.mark.timing  # two runs' wall times compared: no other test may load the machine between
 def test_estimate_after_a_run_predicts_the_next_run_within_30_percent(tmp_path):
     """Bots that sleep 0.02 s a move (so the game time does not depend on the machine's load): run
     once, plan from the stored games and the run's timing, run again from scratch, compare."""
@@ -165,6 +166,7 @@ def _seconds(text: str) -> float:
     return sum(int(n) * units[u] for n, u in re.findall(r"(\d+) (h|min|s)\b", text))
 
 
+@pytest.mark.timing  # two runs' wall times compared: no other test may load the machine between
 def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path):
     """Before any game is stored, `plan` times a few moves of each bot: on the demo (4 bots of
     very different speeds, 0.2 s a move) its estimate is within 2x of the run's wall time, where

@@ -561,9 +561,98 @@ def _bot_cgroups(referee: int) -> list[str]:
     return [str(p) for parent in cgroup.detect().parents.values() for p in parent.glob(f"arena-{referee}-*")]
 
 
+def _frozen(path: Path) -> bool:
+    for name, frozen in (("freezer.state", "FROZEN"), ("cgroup.freeze", "1")):
+        try:
+            return (path / name).read_text().strip() == frozen
+        except OSError:
+            continue
+    return False
+
+
+def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_next_referee():
+    """The suite's lost bots (issue 35): a sandboxed bot frozen while its opponent moves (the
+    default, `suspend`), its referee and the referee's watchdog both killed. Its SIGKILL, and
+    --die-with-parent's, wait for a thaw no one does: the bot and both its bwrap processes (all in
+    its cgroup) stay, frozen, under the nearest reaper. The next referee's first cgroup ends them."""
+    needs_sandbox()
+    needs_cgroups()
+    sleeper = (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.2")
+    script = (
+        "from arena.match.clock import TimeControl\n"
+        "from arena.cell.limits import Limits\n"
+        "from arena.match.referee import run_match\n"
+        "from arena.match.spec import BotSpec, MatchSpec\n"
+        f"bots = (BotSpec('a', {sleeper!r}), BotSpec('b', {sleeper!r}))\n"
+        "spec = MatchSpec('k', 'domineering', bots, TimeControl(per_move=60.0), tuple(range(50)),\n"
+        "                 params={'rows': 8, 'cols': 8}, limits=Limits(sandbox='on'))\n"
+        "run_match(spec)\n"
+    )
+    referee = subprocess.Popen([sys.executable, "-c", script], cwd=HERE.parent)
+    held: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        frozen = []
+        while not frozen:
+            assert time.monotonic() < deadline and referee.poll() is None, "no bot was frozen"
+            frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]
+            time.sleep(0.02)
+        watchdogs = [pid for pid in _children(referee.pid) if "limits.py" in _cmdline(pid)]
+        assert watchdogs, "the referee has no watchdog"
+        for pid in [referee.pid, *watchdogs]:
+            os.kill(pid, signal.SIGKILL)
+        referee.wait(5)
+        frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]  # as the kill left them
+        held = [int(p) for path in frozen for p in (path / "cgroup.procs").read_text().split()]
+        time.sleep(1.0)
+        assert held and all(_alive(pid) for pid in held)  # the trap: nothing else will end them
+        script = ("from arena.cell import cgroup\n"
+                  "cgroup.Cgroup.create(64 << 20, 16).remove()\n")
+        done = subprocess.run([sys.executable, "-c", script], cwd=HERE.parent, capture_output=True,
+                              text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
+        deadline = time.monotonic() + 5
+        while any(_alive(pid) for pid in held) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [(pid, _cmdline(pid)[:80]) for pid in held if _alive(pid)] == []
+        assert _bot_cgroups(referee.pid) == []
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+            referee.wait()
+        for path in _bot_cgroups(referee.pid):  # on failure: nothing of the test left frozen
+            for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                if Path(path, name).is_file():
+                    Path(path, name).write_text(value)
+        for pid in held:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                if name.isdigit() and int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                    found.append(int(name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    from arena.cell.limits import process_exists
+
+    return process_exists(pid)
+
+
 def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_next():
-    """A referee and its watchdog both killed leave empty bot cgroups behind; the next process to
-    make one removes those of dead referees, and leaves a live referee's and busy ones alone."""
+    """A referee and its watchdog both killed leave bot cgroups behind; the next process to make
+    one removes those of dead referees, killing what they still hold (a frozen process too), and
+    leaves a live referee's alone."""
     needs_cgroups()
     layout = cgroup.detect()
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -573,9 +662,13 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
     busy = [parent / f"arena-{gone.pid}-0badc0ffee02" for parent in layout.parents.values()]
     for path in stale + live + busy:
         path.mkdir()
-    sleeper = subprocess.Popen(["sleep", "60"])  # a process still in a dead referee's cgroup
+    sleeper = subprocess.Popen(["sleep", "60"])  # a process still in a dead referee's cgroup, frozen
     for path in busy:
         (path / "cgroup.procs").write_text(str(sleeper.pid))
+    for path in busy:
+        for name, value in (("freezer.state", "FROZEN"), ("cgroup.freeze", "1")):
+            if (path / name).is_file():
+                (path / name).write_text(value)
     try:
         script = ("from arena.cell import cgroup\n"
                   "group = cgroup.Cgroup.create(64 << 20, 16)\n"
@@ -585,10 +678,14 @@ def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_n
                               text=True, timeout=30)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[]"
-        assert [p for p in stale if p.exists()] == []
+        assert [p for p in stale + busy if p.exists()] == []
+        assert sleeper.wait(5) == -signal.SIGKILL  # thawed and killed: it held its dead referee's cgroup
         assert all(p.exists() for p in live)  # its referee (this test's parent) still runs
-        assert all(p.exists() for p in busy)  # not empty: left alone
     finally:
+        for path in busy:
+            for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                if (path / name).is_file():
+                    (path / name).write_text(value)
         sleeper.kill()
         sleeper.wait()
         for path in stale + live + busy:

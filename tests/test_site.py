@@ -11,17 +11,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import string
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import require
 
 import rules
 from arena.tournament import config, runner
@@ -84,29 +81,6 @@ def sites(tmp_path_factory) -> dict[str, Path]:
         assert main(["publish", str(path), "--results", str(base / "results")]) == 0
         out[game] = base / "results" / game / "site"
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    require(Path(CHROMIUM).is_file() and Path(CHROMEDRIVER).is_file(),
-            f"needs Debian's chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        require(False, "needs selenium (pip install -e '.[test]')")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in CHROME_FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_window_size(WIDE_PX, HEIGHT_PX)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

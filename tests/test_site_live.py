@@ -38,7 +38,6 @@ from test_site import (
     wire_states,
 )
 
-browser = test_site.browser  # the same fixtures: one chromium for this module, the screenshots' folder
 shots = test_site.shots
 ROOT = Path(__file__).resolve().parents[1]
 AXE = Path(os.environ.get("ARENA_AXE")

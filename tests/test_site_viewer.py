@@ -35,7 +35,6 @@ from test_site import (
 
 import rules
 
-browser = test_site.browser
 shots = test_site.shots
 
 RAISING = ROOT / "tests" / "bots" / "raising.py"

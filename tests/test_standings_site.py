@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require
-from test_site import browser, url  # noqa: F401 (browser is a fixture: headless Debian chromium)
+from test_site import url  # the browser fixture (headless Debian chromium) is tests/conftest.py's
 
 from arena.tournament import config, runner
 from arena.tournament.store import DB_NAME
@@ -130,7 +130,7 @@ def standings_shown(driver) -> list[list[dict[str, str]]]:
 
 
 @pytest.mark.parametrize("name", list(TOURNAMENTS))
-def test_the_sites_standings_are_arena_standings_row_by_row(published, browser, capsys, name):  # noqa: F811
+def test_the_sites_standings_are_arena_standings_row_by_row(published, browser, capsys, name):
     path, results, site = published[name]
     text, printed = standings_printed(capsys, path, results)
     printed_standings = [t for t in printed if t and "rank" in t[0]]
@@ -157,7 +157,7 @@ def test_the_sites_standings_are_arena_standings_row_by_row(published, browser, 
     assert all(float(line.split(",")[score]) <= 100.0 for line in csv_text.splitlines()[1:])
 
 
-def test_a_gauntlet_ranks_its_challengers_apart_from_its_field(published, browser):  # noqa: F811
+def test_a_gauntlet_ranks_its_challengers_apart_from_its_field(published, browser):
     _, _, site = published["gauntlet"]
     browser.get(url(site / "index.html"))
     challengers, fields = ([row["bot"] for row in table] for table in standings_shown(browser))
@@ -167,7 +167,7 @@ def test_a_gauntlet_ranks_its_challengers_apart_from_its_field(published, browse
     assert heads[1:] == fields and [r.split(maxsplit=1)[-1] for r in rows] == challengers  # "1 crasher"
 
 
-def test_a_swiss_has_byes_counted_and_a_rounds_page(published, browser, capsys):  # noqa: F811
+def test_a_swiss_has_byes_counted_and_a_rounds_page(published, browser, capsys):
     path, results, site = published["swiss"]
     text, printed = standings_printed(capsys, path, results)
     standings, rounds = printed[0], printed[-1]

@@ -24,7 +24,7 @@ A bot's cgroup is created under the referee's own cgroup in each hierarchy (so t
 machine's service manager still apply above it), joined by the bot's first process between fork
 and exec (`Cgroup.join_in_child`), and removed when the bot is stopped: by the watchdog if the
 referee dies, and by the next referee's first `Cgroup.create` if the watchdog died too
-(`reap_stale`).
+(`reap_stale`, which first thaws and kills what a dead referee's cgroup still holds).
 """
 from __future__ import annotations
 
@@ -484,14 +484,17 @@ _reaped: set[int] = set()
 """The processes (by pid) that have looked for stale cgroups already: once each is enough."""
 
 
-def reap_stale(layout: Layout) -> list[Path]:
-    """Remove the empty bot cgroups left by referees that are gone (named `arena-PID-...`, PID no
-    longer running): a referee killed together with its watchdog leaves them behind, and a course
-    machine runs tournaments for months. Once per process; returns what it removed."""
+def reap_stale(layout: Layout, timeout_s: float = 2.0) -> list[Path]:
+    """Remove the bot cgroups left by referees that are gone (named `arena-PID-...`, PID no longer
+    running): a referee killed together with its watchdog leaves them behind, and a course machine
+    runs tournaments for months. What such a cgroup still holds is a dead referee's bot: it is
+    thawed and killed first (a bot frozen while its opponent moved, under the v1 freezer, holds
+    its SIGKILL, and --die-with-parent's, until thawed: its sandbox would stay for good, frozen
+    under init). Once per process; returns what it removed."""
     if os.getpid() in _reaped:
         return []
     _reaped.add(os.getpid())
-    removed = []
+    stale: dict[str, list[Path]] = {}
     for parent in {*layout.parents.values(), *([layout.cpuset] if layout.cpuset else [])}:
         try:
             children = list(parent.glob("arena-*-*"))
@@ -499,14 +502,44 @@ def reap_stale(layout: Layout) -> list[Path]:
             continue
         for path in children:
             owner = path.name.split("-")[1]
-            if not owner.isdigit() or pid_running(int(owner)):
-                continue
+            if owner.isdigit() and not pid_running(int(owner)):
+                stale.setdefault(path.name, []).append(path)
+    removed = []
+    for paths in stale.values():
+        if any(_pids(path) for path in paths):
+            _kill_left(paths, timeout_s)
+        for path in paths:
             try:
-                path.rmdir()  # EBUSY while it holds a process: that one is left alone
+                path.rmdir()  # EBUSY if a process would not die in time: tried again next time
             except OSError:
                 continue
             removed.append(path)
     return removed
+
+
+def _pids(path: Path) -> list[int]:
+    try:
+        return [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill_left(paths: list[Path], timeout_s: float) -> None:
+    """Thaw the cgroup `paths` (one per hierarchy) and SIGKILL what they hold until they are empty."""
+    for path in paths:
+        _write(path / "freezer.state", "THAWED", optional=True)
+        _write(path / "cgroup.freeze", 0, optional=True)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        left = {pid for path in paths for pid in _pids(path)}
+        if not left:
+            return
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:

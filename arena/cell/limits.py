@@ -206,12 +206,28 @@ def match_cpus(pause_s: float = 0.0) -> tuple[int, int]:
     return MATCH_CPUS[0], MATCH_CPUS[1]
 
 
+CPU_OFFSET_ENV = "ARENA_CPU_OFFSET"
+"""Environment: how many of the allowed CPUs a process's pinned bots skip before their first (0
+by default). Two runs on one machine given offsets 0 and 1 (the test suite's xdist workers, two
+`arena` commands) never pin a bot to the same core while their matches fit."""
+
+
+def cpu_offset() -> int:
+    """The offset in ARENA_CPU_OFFSET (0 when unset); ValueError naming it if not a count."""
+    raw = os.environ.get(CPU_OFFSET_ENV, "").strip()
+    if not raw:
+        return 0
+    if not raw.isdigit():
+        raise ValueError(f"{CPU_OFFSET_ENV}={raw!r}: must be a whole number of CPUs, 0 or more")
+    return int(raw)
+
+
 def cpu_for(index: int) -> int:
     """The CPU bot number `index` of a match is pinned to: the allowed CPUs taken in turn, within
-    this process's match CPUs."""
+    this process's match CPUs, shifted by ARENA_CPU_OFFSET."""
     allowed = sorted(os.sched_getaffinity(0))
     first, count = MATCH_CPUS
-    return allowed[(first + index % count) % len(allowed)]
+    return allowed[(cpu_offset() + first + index % count) % len(allowed)]
 
 
 def user_tasks() -> int:

@@ -1,0 +1,176 @@
+"""How the suite is spread over pytest-xdist's workers (tests/conftest.py installs it).
+
+A module at a time, so that its module-scoped fixtures (a season, a published site, a browser's
+pages) are set up on one worker only; the longest modules first (their times from the last full
+run, kept in pytest's cache, else the estimates below), so that the workers end together. Tests
+marked `timing` (their checks read a clock against a limit) run one at a time, as one unit sent
+first, so that no two of them ever run side by side; those marked `loads_machine` (CPU hogs of
+their own, or checks that the machine is quiet) run after every other test, one at a time on one
+worker while no other worker runs anything. The workers list both in a folder the controller
+reads: it sees node ids only.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from xdist.remote import Producer
+from xdist.workermanage import parse_tx_spec_config
+
+CACHE_KEY = "arena/module_seconds"
+"""Where the last full run's seconds per module are kept (pytest's cache, .pytest_cache/)."""
+EXPECTED_S = {
+    "tests/test_cluster.py": 65.0, "tests/test_tournament.py": 54.0, "tests/test_course_season.py": 51.0,
+    "tests/test_fairness.py": 45.0, "tests/test_fair_clock.py": 40.0, "tests/test_course_engine.py": 38.0,
+    "tests/test_site_live.py": 37.0, "tests/test_sandbox.py": 27.0, "tests/test_site.py": 24.0,
+    "tests/test_course_web.py": 23.0, "tests/test_plan.py": 23.0, "tests/test_hostile.py": 21.0,
+    "tests/test_site_viewer.py": 19.0, "tests/test_referee.py": 18.0, "tests/test_bots.py": 17.0,
+    "tests/test_kits.py": 16.0,
+}
+"""Seconds per module where the cache has none (a fresh checkout, as in CI): the slowest modules of
+a run on two workers on 2 cores (load 6 to 8); any other module counts its tests at 0.5 s each."""
+
+
+def write_marked(folder: Path, worker: str, marked: dict[str, list[str]]) -> None:
+    """A worker's node ids of its `timing` and `loads_machine` tests, for the controller (written
+    whole, then renamed)."""
+    part = folder / f"{worker}.part"
+    part.write_text(json.dumps(marked))
+    part.rename(folder / f"{worker}.json")
+
+
+def read_marked(folder: Path, mark: str) -> set[str]:
+    """The node ids of the tests marked `mark`, as the workers listed them."""
+    return {nodeid for path in folder.glob("*.json") for nodeid in json.loads(path.read_text()).get(mark, [])}
+
+
+class ModuleScheduling:
+    """xdist's scheduler protocol (xdist/scheduler/protocol.py), a module at a time."""
+
+    def __init__(self, config: Any, log: Producer | None, timing_dir: Path) -> None:
+        self.numnodes = len(parse_tx_spec_config(config))
+        self.node2collection: dict[Any, list[str]] = {}
+        self.node2pending: dict[Any, list[int]] = {}
+        self.collection: list[str] | None = None
+        self.units: list[list[int]] = []
+        """Units not yet sent, the longest expected first."""
+        self.alone: list[int] = []
+        """The tests that load the machine, held until every other test has run."""
+        self.alone_node: Any = None
+        self.seconds: dict[str, float] = {}
+        """Seconds each module took in this run (setup, call and teardown of its tests)."""
+        self.config = config
+        self.timing_dir = timing_dir
+        self.log = Producer("arenasched") if log is None else log.arenasched
+        cache = getattr(config, "cache", None)
+        last_run = (cache.get(CACHE_KEY, None) if cache is not None else None) or {}
+        self.expected: dict[str, float] = {**EXPECTED_S, **last_run}
+
+    @property
+    def nodes(self) -> list[Any]:
+        return list(self.node2pending)
+
+    @property
+    def collection_is_completed(self) -> bool:
+        return len(self.node2collection) >= self.numnodes
+
+    @property
+    def tests_finished(self) -> bool:
+        if not self.collection_is_completed or self.units or self.alone:
+            return False
+        return all(len(pending) < 2 for pending in self.node2pending.values())
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(self.units or self.alone or any(self.node2pending.values()))
+
+    def add_node(self, node: Any) -> None:
+        assert node not in self.node2pending
+        self.node2pending[node] = []
+
+    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+        assert node in self.node2pending
+        self.node2collection[node] = list(collection)
+
+    def schedule(self) -> None:
+        """Split the collection into units, longest first, and give each worker one."""
+        assert self.collection_is_completed
+        if self.collection is None:
+            collections = list(self.node2collection.values())
+            if any(c != collections[0] for c in collections):
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = collections[0]
+            timing = read_marked(self.timing_dir, "timing")
+            alone = read_marked(self.timing_dir, "loads_machine")
+            units: dict[str, list[int]] = {}
+            clocked: list[int] = []
+            for index, nodeid in enumerate(self.collection):
+                if nodeid in alone:
+                    self.alone.append(index)
+                elif nodeid in timing:
+                    clocked.append(index)
+                else:
+                    units.setdefault(nodeid.split("::")[0], []).append(index)
+            self.units = ([clocked] if clocked else []) + sorted(units.values(), key=self._expected_s,
+                                                                  reverse=True)
+        for node in self.nodes:
+            self.check_schedule(node)
+
+    def _expected_s(self, unit: list[int]) -> float:
+        assert self.collection is not None
+        module = self.collection[unit[0]].split("::")[0]
+        return self.expected.get(module, 0.5 * len(unit))
+
+    def check_schedule(self, node: Any, duration: float = 0) -> None:
+        """Give `node` its next unit once it holds at most one test (a worker keeps its last test
+        until it knows what runs after it); the tests that load the machine once every other worker
+        is done."""
+        if node.shutting_down or len(self.node2pending[node]) > 1:
+            return
+        if self.units:
+            self._send(node, self.units.pop(0))
+        elif self.alone and self.alone_node in (None, node):
+            self.alone_node = node
+            if all(other is node for other in self.nodes):  # the others have finished and left
+                self._send(node, self.alone)
+                self.alone = []
+        elif node is not self.alone_node:
+            node.shutdown()
+
+    def _send(self, node: Any, indices: list[int]) -> None:
+        self.node2pending[node].extend(indices)
+        node.send_runtest_some(indices)
+
+    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+        self.node2pending[node].remove(item_index)
+        assert self.collection is not None
+        module = self.collection[item_index].split("::")[0]
+        self.seconds[module] = self.seconds.get(module, 0.0) + duration
+        self.check_schedule(node, duration)
+
+    def mark_test_pending(self, item: str) -> None:
+        assert self.collection is not None
+        self.units.insert(0, [self.collection.index(item)])
+        for node in self.nodes:
+            self.check_schedule(node)
+
+    def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
+        raise NotImplementedError()
+
+    def remove_node(self, node: Any) -> str | None:
+        """A worker left (finished, or crashed: its unrun tests go back to the front)."""
+        pending = self.node2pending.pop(node)
+        if self.alone_node is node:
+            self.alone_node = None
+        crashed = None
+        if pending:
+            assert self.collection is not None
+            crashed = self.collection[pending.pop(0)]
+            if pending:
+                self.units.insert(0, pending)
+        for other in self.nodes:
+            self.check_schedule(other)
+        return crashed

@@ -1,0 +1,165 @@
+"""How the suite itself runs (tests/conftest.py, tests/scheduling.py), checked on a small suite of
+its own run by a real `pytest -n 2` in a temporary directory: the tests marked `timing` never run
+side by side, those marked `loads_machine` run after every other test and one at a time, and a
+process the run leaves behind fails the run, is named, and is killed."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ENV
+
+HERE = Path(__file__).resolve().parent
+
+RECORDER = '''import json, os, time
+from pathlib import Path
+
+
+def record(name, seconds):
+    began = time.time()
+    time.sleep(seconds)
+    line = json.dumps({"name": name, "began": began, "ended": time.time(),
+                       "worker": os.environ.get("PYTEST_XDIST_WORKER", "")})
+    with open(Path(os.environ["SPANS"]), "a") as f:
+        f.write(line + "\\n")
+'''
+PLAIN = '''from recorder import record
+
+
+def test_one():
+    record("plain-1", 0.6)
+
+
+def test_two():
+    record("plain-2", 0.6)
+'''
+OTHER = '''from recorder import record
+
+
+def test_three():
+    record("plain-3", 0.6)
+
+
+def test_four():
+    record("plain-4", 0.6)
+'''
+TIMING = '''import pytest
+from recorder import record
+
+pytestmark = pytest.mark.loads_machine
+
+
+def test_a():
+    record("alone-a", 0.4)
+
+
+def test_b():
+    record("alone-b", 0.4)
+'''
+MORE_TIMING = '''import pytest
+from recorder import record
+
+
+@pytest.mark.loads_machine
+def test_c():
+    record("alone-c", 0.4)
+
+
+@pytest.mark.timing
+def test_e():
+    record("timing-e", 0.5)
+
+
+def test_d():
+    record("plain-d", 0.3)
+'''
+CLOCKED = '''import pytest
+from recorder import record
+
+
+@pytest.mark.timing
+def test_f():
+    record("timing-f", 0.5)
+
+
+@pytest.mark.timing
+def test_g():
+    record("timing-g", 0.5)
+'''
+LEAK = '''import subprocess
+
+
+def test_leaves_an_orphan():
+    # a child that forks `sleep` into a session of its own and exits: the sleep is orphaned
+    subprocess.run(["sh", "-c", "setsid sleep 612 >/dev/null 2>&1 &"], check=True)
+'''
+
+
+def _suite(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "suite"
+    root.mkdir()
+    for name in ("conftest.py", "scheduling.py"):
+        shutil.copy(HERE / name, root / name)
+    (root / "recorder.py").write_text(RECORDER)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+def _run(root: Path, spans: Path) -> subprocess.CompletedProcess:
+    env = {**ENV, "SPANS": str(spans), "PYTHONPATH": os.pathsep.join([str(root), ENV["PYTHONPATH"]])}
+    env.pop("PYTEST_XDIST_WORKER", None)  # this test may itself run on a worker
+    env.pop("PYTEST_XDIST_WORKER_COUNT", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "load",
+                           "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(root), str(root)],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=180)
+
+
+def test_timing_tests_never_overlap_and_those_loading_the_machine_run_last_alone(tmp_path):
+    spans = tmp_path / "spans.jsonl"
+    root = _suite(tmp_path, {"test_plain.py": PLAIN, "test_other.py": OTHER, "test_timing.py": TIMING,
+                             "test_more.py": MORE_TIMING, "test_clocked.py": CLOCKED})
+    done = _run(root, spans)
+    assert done.returncode == 0 and "outlived" not in done.stdout, done.stdout + done.stderr  # nothing left
+    found = {s["name"]: s for s in map(json.loads, spans.read_text().splitlines())}
+
+    def kind(prefix: str) -> list[dict]:
+        return sorted((s for n, s in found.items() if n.startswith(prefix)), key=lambda s: s["began"])
+
+    others, timing, alone = kind("plain") + kind("timing"), kind("timing"), kind("alone")
+    assert (len(others), len(timing), len(alone)) == (8, 3, 3), found
+    assert len({s["worker"] for s in others}) == 2  # the others ran on both workers
+    assert all(a["ended"] <= b["began"] for a, b in zip(timing, timing[1:], strict=False))  # one at a time
+    assert min(s["began"] for s in alone) >= max(s["ended"] for s in others)  # after every other test
+    assert all(a["ended"] <= b["began"] for a, b in zip(alone, alone[1:], strict=False))
+    assert len({s["worker"] for s in alone}) == 1
+
+
+def test_a_process_left_behind_fails_the_run_and_is_killed(tmp_path):
+    root = _suite(tmp_path, {"test_leak.py": LEAK, "test_plain.py": PLAIN})
+    done = _run(root, tmp_path / "spans.jsonl")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "3 passed" in out and "1 process(es) started by the run outlived it (now killed)" in out, out
+    assert "sleep 612" in out, out
+    deadline = time.monotonic() + 5
+    while _sleeping() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _sleeping() == []
+
+
+def _sleeping() -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if f.read() == b"sleep\x00612\x00":
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
