@@ -43,6 +43,7 @@ from arena.course_web import signin
 from arena.course_web.bounds import BodyLimit
 from arena.course_web.forms import checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
+from arena.course_web.student_season import REPORT_PATHS, StudentSeason, max_report_bytes
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
@@ -672,12 +673,19 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/api/submissions", views.api_list, methods=["GET"]),
         Route("/api" + sub, views.submission_status),
         *SeasonPages(views).routes(),
+        *StudentSeason(views).routes(),
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),
     ]
     upload_bound = course.config.upload_max_bytes + report_max_bytes(course) + FORM_OVERHEAD_BYTES
-    middleware = [Middleware(BodyLimit,
-                             bound=lambda path: upload_bound if path in UPLOAD_PATHS else FORM_MAX_BYTES),
+    report_bound = max_report_bytes(course) + FORM_OVERHEAD_BYTES
+
+    def bound(path: str) -> int:
+        if path in UPLOAD_PATHS:
+            return upload_bound
+        return report_bound if path in REPORT_PATHS else FORM_MAX_BYTES
+
+    middleware = [Middleware(BodyLimit, bound=bound),
                   Middleware(SecurityHeaders),
                   Middleware(SessionMiddleware, secret_key=session_secret(course.config.directory),
                              session_cookie=SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="lax",
