@@ -171,7 +171,7 @@ def test_a_report_is_kept_with_its_version_and_bad_ones_are_refused(season):
     assert course.report(subs["bob"].id) == ("bob.pdf", PDF)
     assert course.report(subs["cid2"].id) is None and results["interface", "bob"].report == "bob.pdf"
     assert refusals["docx report"] == "the report 'r.docx' must be a PDF or Markdown file (.pdf, .md)"
-    assert refusals["big report"] == "the report is too big: 0.0 MB, the limit is 0.001 MB"
+    assert refusals["big report"] == "the report is too big: 1,001 bytes, the limit is 1,000 bytes (0.001 MB)"
     assert refusals["fake pdf"] == "the report 'r.pdf' is not a PDF file (it does not start with %PDF-)"
     assert [s.student_id for s in course.submissions("eve")] == []  # nothing refused was stored
 

@@ -183,7 +183,8 @@ class SeasonPages:
         stored = StoredGame("ladder", int(n), shown)
         data = site_model.game_page(stored)
         return self.views.render(request, "ladder_game.html", game=row, n=int(n), g=data,
-                                 data_json=json_for_script(data), logs=site_model.game_logs(shown),
+                                 open_after_opening=True, data_json=json_for_script(data),
+                                 logs=site_model.game_logs(shown),
                                  row=site_model.game_row(stored))
 
     # --- reports ---
