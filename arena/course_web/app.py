@@ -297,6 +297,9 @@ class CourseApp:
         if protocol not in dict(PROTOCOLS):
             raise Refused(f"protocol must be one of {', '.join(dict(PROTOCOLS))}, got {protocol!r}")
         limit = self.course.config.upload_max_bytes
+        if upload.size is not None and upload.size > limit:  # its whole size, not the part read
+            raise Refused(f"too big: {upload.size:,} bytes, the limit is {limit:,} bytes "
+                          f"({limit / 1e6:g} MB)")
         data = await upload.read(limit + 1)
         name = Path(upload.filename.replace("\\", "/")).name
         report = await read_report(form, report_max_bytes(self.course))
