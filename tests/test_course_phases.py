@@ -120,7 +120,8 @@ def test_each_phase_pass_list_is_right(season):
     assert passed(results, "search") == ["ann", "cid", "dan"]
     assert not any(r.provisional for r in results.values())
     ann = results["search", "ann"]
-    assert ann.submission_id == subs["ann"].id and ann.report == "report.md"
+    assert ann.submission_id == subs["ann"].id and results["interface", "ann"].report == "report.md"
+    assert ann.report is None  # the report uploaded with the code is the interface's: "search" takes none
     assert f"qualify-{subs['ann'].id}-g0" in ann.game_ids
     score_games = [g for g in ann.game_ids if not g.startswith("qualify-")]
     assert len(score_games) == 2 and "score 0.50 against greedy (1 of 2 points)" in ann.evidence
