@@ -395,3 +395,27 @@ def test_a_ladder_replay_opens_after_the_pairs_opening(server, clients, played, 
     test_site.wait_for(lambda: browser.find_elements(By.CSS_SELECTOR, "#board *"), what="the board")
     assert browser.find_element(By.ID, "board").get_attribute("data-ply") == "2"
     assert browser.find_element(By.ID, "ply-label").text.startswith("after the opening (2 moves)")
+
+
+def test_staff_open_phase_games_as_replays_and_read_their_tables_at_360_px(course, server, played,
+                                                                           final_played, browser):
+    from selenium.webdriver.common.by import By
+
+    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
+    assert code == 0, err
+    staff = signed_in(server.url, out.strip().splitlines()[-1])
+    try:
+        page = staff.get("/staff/phases").text
+        games = re.findall(r'href="(/phase-games/[^"]+)"', page)
+        assert games, "no phase game links on the staff's phases page"
+        assert staff.get(games[0]).status_code == 200 and 'id="game-data"' in staff.get(games[0]).text
+        as_student(browser, server.url, staff)
+        browser.set_window_size(test_site.NARROW_PX, test_site.HEIGHT_PX)
+        for path, cells in (("/staff", "#students td"),
+                            ("/staff/grades", "#grades td.bonus, #grades td.penalty")):
+            browser.get(server.url + path)
+            assert browser.find_elements(By.CSS_SELECTOR, cells), path
+            assert off_screen(browser, cells) == [], path
+    finally:
+        browser.set_window_size(test_site.WIDE_PX, test_site.HEIGHT_PX)
+        staff.close()
