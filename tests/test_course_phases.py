@@ -120,7 +120,8 @@ def test_each_phase_pass_list_is_right(season):
     assert passed(results, "search") == ["ann", "cid", "dan"]
     assert not any(r.provisional for r in results.values())
     ann = results["search", "ann"]
-    assert ann.submission_id == subs["ann"].id and ann.report == "report.md"
+    assert ann.submission_id == subs["ann"].id and results["interface", "ann"].report == "report.md"
+    assert ann.report is None  # the report uploaded with the code is the interface's: "search" takes none
     assert f"qualify-{subs['ann'].id}-g0" in ann.game_ids
     score_games = [g for g in ann.game_ids if not g.startswith("qualify-")]
     assert len(score_games) == 2 and "score 0.50 against greedy (1 of 2 points)" in ann.evidence
@@ -171,7 +172,7 @@ def test_a_report_is_kept_with_its_version_and_bad_ones_are_refused(season):
     assert course.report(subs["bob"].id) == ("bob.pdf", PDF)
     assert course.report(subs["cid2"].id) is None and results["interface", "bob"].report == "bob.pdf"
     assert refusals["docx report"] == "the report 'r.docx' must be a PDF or Markdown file (.pdf, .md)"
-    assert refusals["big report"] == "the report is too big: 0.0 MB, the limit is 0.001 MB"
+    assert refusals["big report"] == "the report is too big: 1,001 bytes, the limit is 1,000 bytes (0.001 MB)"
     assert refusals["fake pdf"] == "the report 'r.pdf' is not a PDF file (it does not start with %PDF-)"
     assert [s.student_id for s in course.submissions("eve")] == []  # nothing refused was stored
 

@@ -235,7 +235,24 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     submit.add_argument("--insecure-http", action="store_true",
                         help="allow a plain http:// URL to another machine (the token then crosses the "
                              "network unencrypted); without it only https://, or http:// to this machine")
+    submit.add_argument("--report", default=None, metavar="FILE",
+                        help="also hand in FILE (.pdf or .md) as your report for the phase --phase names")
+    submit.add_argument("--phase", default=None, metavar="NAME",
+                        help="with --report: the phase the report is for (as course.toml names it)")
     submit.set_defaults(func=cmd_submit)
+
+    report = csub.add_parser("report", help="hand in a report for a phase, on its own (your code and the "
+                                            "ladder are not touched; a student's command)")
+    report.add_argument("url", metavar="URL", help="the course server's address, e.g. https://bots.example.org")
+    report.add_argument("file", metavar="FILE", help="the report: a .pdf or .md file")
+    report.add_argument("--phase", required=True, metavar="NAME",
+                        help="the phase the report is for (as course.toml names it)")
+    report.add_argument("--token", default=None,
+                        help=f"your API token (default: ${client.TOKEN_ENV}); ask staff for one")
+    report.add_argument("--insecure-http", action="store_true",
+                        help="allow a plain http:// URL to another machine (the token then crosses the "
+                             "network unencrypted)")
+    report.set_defaults(func=cmd_report)
 
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -334,7 +351,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from arena.course import client
 
     return client.submit(args.url, args.file, client.token_from(args.token), args.protocol, args.wait,
-                         args.timeout, insecure_http=args.insecure_http)
+                         args.timeout, insecure_http=args.insecure_http, report_path=args.report,
+                         phase=args.phase)
+
+
+@_server_guard
+def cmd_report(args: argparse.Namespace) -> int:
+    """arena course report URL FILE --phase NAME [--token TOKEN] [--insecure-http]"""
+    from arena.course import client
+
+    return client.report(args.url, args.file, client.token_from(args.token), args.phase,
+                         insecure_http=args.insecure_http)
 
 
 def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:

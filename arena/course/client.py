@@ -1,4 +1,5 @@
-"""`arena course submit URL FILE --token TOKEN [--wait]`: a student's upload from the terminal.
+"""`arena course submit URL FILE --token TOKEN [--wait] [--report FILE --phase NAME]` and `arena
+course report URL FILE --phase NAME`: a student's upload and report from the terminal.
 
 Standard library only (urllib), so a student needs nothing but arena itself. It posts the file to
 the server's JSON API (`POST /api/submissions`, `Authorization: Bearer TOKEN`) and, with `wait`,
@@ -104,15 +105,15 @@ def _request(url: str, token: str, data: bytes | None = None, content_type: str 
         raise SubmitError(f"{url}: {exc}") from None
 
 
-def multipart(fields: dict[str, str], filename: str, data: bytes) -> tuple[bytes, str]:
-    """A multipart/form-data body with `fields` and one file part named "file"; (body, content type)."""
+def multipart(fields: dict[str, str], filename: str, data: bytes, part: str = "file") -> tuple[bytes, str]:
+    """A multipart/form-data body with `fields` and one file part named `part`; (body, content type)."""
     boundary = "arena-" + secrets.token_hex(16)
     parts = []
     for name, value in fields.items():
         parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
                      f"{value}\r\n".encode())
     quoted = filename.replace("\\", "_").replace('"', "_").replace("\r", "_").replace("\n", "_")
-    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{quoted}"\r\n'
+    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{part}"; filename="{quoted}"\r\n'
                  f"Content-Type: application/octet-stream\r\n\r\n".encode() + data + b"\r\n")
     parts.append(f"--{boundary}--\r\n".encode())
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
@@ -128,24 +129,53 @@ def describe(s: dict[str, Any]) -> str:
     return line
 
 
-def submit(url: str, path: str | Path, token: str, protocol: str = "v1", wait: bool = False,
-           timeout_s: float | None = None, say: Callable[[str], None] = print,
-           poll_s: float = POLL_S, insecure_http: bool = False) -> int:
-    """Upload `path` to the course server at `url` as the token's student. Without `wait`, 0 once
-    stored; with it, the final status is printed and the exit code is 0 only for qualified (1 for
-    failed, or still unfinished after `timeout_s`). SubmitError for a refusal, a bad file, or a URL
-    the token may not go to (check_url)."""
-    check_url(url, insecure_http)
-    path = Path(path)
+def _read(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise SubmitError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def report(url: str, path: str | Path, token: str, phase: str, say: Callable[[str], None] = print,
+           insecure_http: bool = False) -> int:
+    """Hand in `path` (.pdf or .md) as the token's student's report for `phase`, on its own (the
+    code and the ladder are not touched); the phase judges the latest one handed in before its
+    deadline. 0 once stored; SubmitError for a refusal (the server's one line), a bad file or URL."""
+    check_url(url, insecure_http)
+    path = Path(path)
+    data = _read(path)
+    base = url.rstrip("/")
+    body, content_type = multipart({"phase": phase}, path.name, data, part="report")
+    r = _request(f"{base}/api/reports", token, body, content_type)
+    say(f"handed in {r['filename']} ({r['size']:,} bytes) as your report for {phase!r}: the phase judges "
+        f"the latest before its deadline; see {base}/me/season")
+    return EXIT_QUALIFIED
+
+
+def submit(url: str, path: str | Path, token: str, protocol: str = "v1", wait: bool = False,
+           timeout_s: float | None = None, say: Callable[[str], None] = print,
+           poll_s: float = POLL_S, insecure_http: bool = False,
+           report_path: str | Path | None = None, phase: str | None = None) -> int:
+    """Upload `path` to the course server at `url` as the token's student (and, with
+    `report_path`, hand that in as the report for `phase` right after: `report`). Without `wait`,
+    0 once stored; with it, the final status is printed and the exit code is 0 only for qualified
+    (1 for failed, or still unfinished after `timeout_s`). SubmitError for a refusal, a bad file,
+    or a URL the token may not go to (check_url)."""
+    check_url(url, insecure_http)
+    if (report_path is None) != (phase is None):
+        raise SubmitError("--report FILE and --phase NAME go together: the report is handed in for that "
+                          "phase")
+    path = Path(path)
+    data = _read(path)
+    if report_path is not None:
+        _read(Path(report_path))  # a report that cannot be read stops everything before the upload
     base = url.rstrip("/")
     body, content_type = multipart({"protocol": protocol}, path.name, data)
     s = _request(f"{base}/api/submissions", token, body, content_type)
     say(f"stored {path.name} as version {s['version']} (submission {s['id']}): {s['status']}; "
         f"see {base}/submissions/{s['id']}")
+    if report_path is not None:
+        report(url, report_path, token, phase or "", say, insecure_http)
     if not wait:
         return EXIT_QUALIFIED
     deadline = None if timeout_s is None else time.monotonic() + timeout_s

@@ -132,7 +132,7 @@ class Course:
             raise Refused(closed)
         limit = self.config.upload_max_bytes
         if len(data) > limit:
-            raise Refused(f"too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
+            raise Refused(f"too big: {len(data):,} bytes, the limit is {limit:,} bytes ({limit / 1e6:g} MB)")
         name = archives.clean_filename(filename)
         kind = archives.kind_of(name, data, protocol)
         report_name = phases.check_report(self.config, student_id, now, report) if report is not None else ""

@@ -43,6 +43,7 @@ from arena.course_web import signin
 from arena.course_web.bounds import BodyLimit
 from arena.course_web.forms import checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
+from arena.course_web.student_season import REPORT_PATHS, StudentSeason, max_report_bytes
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
 
@@ -296,6 +297,9 @@ class CourseApp:
         if protocol not in dict(PROTOCOLS):
             raise Refused(f"protocol must be one of {', '.join(dict(PROTOCOLS))}, got {protocol!r}")
         limit = self.course.config.upload_max_bytes
+        if upload.size is not None and upload.size > limit:  # its whole size, not the part read
+            raise Refused(f"too big: {upload.size:,} bytes, the limit is {limit:,} bytes "
+                          f"({limit / 1e6:g} MB)")
         data = await upload.read(limit + 1)
         name = Path(upload.filename.replace("\\", "/")).name
         report = await read_report(form, report_max_bytes(self.course))
@@ -672,12 +676,19 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/api/submissions", views.api_list, methods=["GET"]),
         Route("/api" + sub, views.submission_status),
         *SeasonPages(views).routes(),
+        *StudentSeason(views).routes(),
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),
     ]
     upload_bound = course.config.upload_max_bytes + report_max_bytes(course) + FORM_OVERHEAD_BYTES
-    middleware = [Middleware(BodyLimit,
-                             bound=lambda path: upload_bound if path in UPLOAD_PATHS else FORM_MAX_BYTES),
+    report_bound = max_report_bytes(course) + FORM_OVERHEAD_BYTES
+
+    def bound(path: str) -> int:
+        if path in UPLOAD_PATHS:
+            return upload_bound
+        return report_bound if path in REPORT_PATHS else FORM_MAX_BYTES
+
+    middleware = [Middleware(BodyLimit, bound=bound),
                   Middleware(SecurityHeaders),
                   Middleware(SessionMiddleware, secret_key=session_secret(course.config.directory),
                              session_cookie=SESSION_COOKIE, max_age=SESSION_MAX_AGE_S, same_site="lax",

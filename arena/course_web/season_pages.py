@@ -111,8 +111,9 @@ class SeasonPages:
             return context
         mine = self.ladder.games(account.id)
         opponents = [(r.reference, f"{r.reference} (reference bot)") for r in table if r.reference]
-        opponents += sorted(((r.student_id, names.get(r.student_id, r.student_id)) for r in table
-                             if r.student_id and r.student_id != account.id), key=lambda o: o[1].lower())
+        opponents += sorted(((opaque_opponent(self.course, r.student_id), names.get(r.student_id, ""))
+                             for r in table if r.student_id and r.student_id != account.id),
+                            key=lambda o: o[1].lower())
         context.update(own=account.id, chart=rating_chart(self.ladder.history(account.id)),
                        games=[ladder_game_row(g, names, account.id) for g in mine[:LADDER_GAMES_SHOWN]],
                        opponents=opponents, on_ladder=any(r.student_id == account.id for r in table))
@@ -145,6 +146,7 @@ class SeasonPages:
         if account.is_staff:
             raise HTTPException(404)
         opponent = str(form.get("opponent", "")).strip()
+        opponent = await run_in_threadpool(opponent_id, self.course, opponent)
         try:
             game_id = await run_in_threadpool(self.ladder.request, account.id, opponent)
         except Refused as exc:
@@ -183,7 +185,8 @@ class SeasonPages:
         stored = StoredGame("ladder", int(n), shown)
         data = site_model.game_page(stored)
         return self.views.render(request, "ladder_game.html", game=row, n=int(n), g=data,
-                                 data_json=json_for_script(data), logs=site_model.game_logs(shown),
+                                 open_after_opening=True, data_json=json_for_script(data),
+                                 logs=site_model.game_logs(shown),
                                  row=site_model.game_row(stored))
 
     # --- reports ---
@@ -304,6 +307,21 @@ FINAL_COLUMNS = ("rank", "bot", "games", "wins", "losses", "points", "score %", 
 
 
 # --- plain data for the templates ---
+
+def opaque_opponent(course: Any, student_id: str) -> str:
+    """How the request form names a classmate: its pseudonym (unique in the course, made from a
+    keyed hash: it tells nothing of the student's id), never the id (a matriculation number)."""
+    from arena.course.season.privacy import pseudonym
+
+    return pseudonym(course, student_id)
+
+
+def opponent_id(course: Any, value: str) -> str:
+    """The student id a request's `opponent` names by its pseudonym (a reference bot's name, or
+    anything else, as it is: the ladder refuses what names no opponent)."""
+    rows = course.store.rows("SELECT student_id FROM pseudonyms WHERE name = ?", value)
+    return rows[0]["student_id"] if rows else value
+
 
 def ladder_row(row: Any, names: dict[str, str]) -> dict[str, Any]:
     """A leaderboard row: the name the viewer sees, μ ± σ, the ordinal, games."""

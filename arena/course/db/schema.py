@@ -101,8 +101,22 @@ CREATE TABLE IF NOT EXISTS pseudonyms (student_id TEXT PRIMARY KEY, name TEXT NO
 """
 """Every table and index of version 1 (all `IF NOT EXISTS`: a version-0 file has some of them)."""
 
+TABLES_V2 = """
+-- a phase's report, handed in on its own (issue 32): every upload kept, the latest before the
+-- phase's deadline (plus the student's extension) is the one judged
+CREATE TABLE IF NOT EXISTS phase_reports (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, student_id TEXT NOT NULL REFERENCES students(id),
+    phase TEXT NOT NULL,            -- the phase's name in course.toml
+    filename TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+    created TEXT NOT NULL           -- ISO 8601, UTC
+);
+CREATE INDEX IF NOT EXISTS phase_reports_by_student ON phase_reports (student_id, phase, id);
+"""
+"""Version 2's new table (a report kept with an upload stays in `reports` and is still read)."""
+
 MIGRATIONS: tuple[str, ...] = (
     TABLES_V1,  # 0 -> 1: every table created at open, the version recorded
+    TABLES_V2,  # 1 -> 2: phase_reports, a phase's report on its own
 )
 """Migration i takes a course.db from version i to i + 1."""
 VERSION = len(MIGRATIONS)

@@ -215,7 +215,10 @@ class Store:
         reports = self.rows("SELECT COALESCE(SUM(r.size), 0) FROM reports r JOIN submissions s "
                             "ON r.submission_id = s.id WHERE s.student_id = ?", student_id) \
             if self.rows("SELECT 1 FROM sqlite_master WHERE name = 'reports'") else [(0,)]
-        return int(uploads[0][0]) + int(reports[0][0])
+        handed = self.rows("SELECT COALESCE(SUM(size), 0) FROM phase_reports WHERE student_id = ?",
+                           student_id) \
+            if self.rows("SELECT 1 FROM sqlite_master WHERE name = 'phase_reports'") else [(0,)]
+        return int(uploads[0][0]) + int(reports[0][0]) + int(handed[0][0])
 
     def submission_row(self, submission_id: int) -> sqlite3.Row | None:
         found = self.rows("SELECT * FROM submissions WHERE id = ?", submission_id)

@@ -388,8 +388,8 @@ def check_own(command: tuple[str, ...], folder: Path) -> None:
 def _syntax_error(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         where = f"{exc.filename}, line {exc.lineno}" if exc.lineno else str(exc.filename)
-        shown = f"\n    {exc.text.rstrip()}" if exc.text else ""
-        return f"{where}: {type(exc).__name__}: {exc.msg}{shown}"
+        shown = f"    {exc.text.strip()}\n" if exc.text and exc.text.strip() else ""
+        return f"{shown}{where}: {type(exc).__name__}: {exc.msg}"  # last: the pages show the last line
     return f"{type(exc).__name__}: {exc}"
 
 

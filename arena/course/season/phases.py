@@ -120,6 +120,7 @@ class PhaseResult:
     report: str | None = None
     submission_id: int | None = None
     provisional: bool = False
+    report_url: str | None = None
 
 
 # --- course.toml ---
@@ -295,18 +296,25 @@ def current_phase(config: CourseConfig, student_id: str, now: datetime) -> Phase
 
 # --- reports ---
 
-def check_report(config: CourseConfig, student_id: str, now: datetime, report: tuple[str, bytes]) -> str:
+def size_refusal(what: str, size: int, limit: int) -> str:
+    """"too big" in exact units: "the report is too big: 6,000,000 bytes, the limit is 5,000,000
+    bytes (5 MB)" (a rounded "5.0 MB, the limit is 5 MB" read as a refusal of a file that fits)."""
+    return f"{what} is too big: {size:,} bytes, the limit is {limit:,} bytes ({limit / 1e6:g} MB)"
+
+
+def check_report(config: CourseConfig, student_id: str, now: datetime, report: tuple[str, bytes],
+                 phase: Phase | None = None) -> str:
     """The report's clean file name; Refused (a message for the student) for one that is no PDF
-    or Markdown file, or too big for the current phase (`report_max_mb`)."""
+    or Markdown file, or too big for `phase` (by default the current phase: `report_max_mb`)."""
     filename, data = report
     name = clean_filename(filename)
     suffix = Path(name).suffix.lower()
     if suffix not in REPORT_SUFFIXES:
         raise Refused(f"the report {name!r} must be a PDF or Markdown file (.pdf, .md)")
-    phase = current_phase(config, student_id, now)
+    phase = phase or current_phase(config, student_id, now)
     limit = phase.report_max_bytes if phase is not None else int(REPORT_MAX_MB * 1_000_000)
     if len(data) > limit:
-        raise Refused(f"the report is too big: {len(data) / 1e6:.1f} MB, the limit is {limit / 1e6:g} MB")
+        raise Refused(size_refusal("the report", len(data), limit))
     if not data:
         raise Refused(f"the report {name!r} is empty")
     if suffix == ".pdf" and not data.startswith(b"%PDF-"):
@@ -387,7 +395,8 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
         when = f"by {now.isoformat(timespec='seconds')}" if provisional else f"before {own.isoformat()}"
         return PhaseResult(phase.name, student_id, False, f"{so_far}{why} {when}", provisional=provisional)
     sub = qualified[0]
-    report = report_name(store, sub["id"])
+    handed = judged_report(course, phase, student_id, cutoff) if phase.report else None
+    report = handed.filename if handed is not None else None
     parts = [f"v{sub['version']} (#{sub['id']}) qualified"]
     game_ids = [GameRecord.from_json(text).game_id for text in store.game_texts(sub["id"])]
     disagreements: list = []
@@ -395,7 +404,7 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
     if phase.report:
         if report is None:
             passed = False
-            parts.append("no report with it")
+            parts.append("no report handed in")
         else:
             parts.append(f"report {report}")
     checks = []
@@ -422,7 +431,14 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
         game_ids += ids
         disagreements += disagreed
     return PhaseResult(phase.name, student_id, passed, so_far + "; ".join(parts), game_ids, disagreements,
-                       report, sub["id"], provisional)
+                       report, sub["id"], provisional, handed.url if handed is not None else None)
+
+
+def judged_report(course: Course, phase: Phase, student_id: str, cutoff: datetime) -> Any:
+    """The report the phase judges (arena.course.season.reports.judged), None without one."""
+    from arena.course.season import reports
+
+    return reports.judged(course, phase, student_id, cutoff)
 
 
 Found = tuple[bool, str, list[str], list, float | None]

@@ -75,6 +75,9 @@
         }
         document.getElementById("no-games").hidden = s.games.length > 0;
       }
+      if (s.status === "failed" && !s.games.length) {
+        document.getElementById("no-games").textContent = `None: it failed before playing any (${s.reason}).`;
+      }
       if (!s.finished) setTimeout(() => pollOne(url), pollMs);
     }).catch(() => setTimeout(() => pollOne(url), pollMs * 3));
   }

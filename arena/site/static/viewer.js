@@ -127,7 +127,10 @@
     board.draw(svg, data.states[ply], marks, before);
     svg.dataset.ply = String(ply);
     slider.value = String(ply);
-    label.textContent = ply === 0 ? `start / ${last}` : `move ${ply} / ${last}`;
+    const opening = data.start_plies || 0;
+    label.textContent = ply === 0 ? `start / ${last}`
+      : ply === opening ? `after the opening (${opening} move${opening === 1 ? "" : "s"}) / ${last}`
+      : `move ${ply} / ${last}`;
     for (const a of list.querySelectorAll("a")) a.classList.toggle("current", Number(a.dataset.ply) === ply);
     const current = list.querySelector("a.current");
     if (current) reveal(current);
@@ -161,5 +164,8 @@
     const keys = {ArrowLeft: () => show(ply - 1), ArrowRight: () => show(ply + 1), Home: () => show(0), End: () => show(last)};
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
-  show(fromHash());
+  // a ladder pair's replay opens on the position its paired opening set (data-open), not on an
+  // empty board its bots never saw; a #ply= in the address wins
+  const opensAfter = svg.dataset.open === "after-opening" && !/ply=\d+/.test(location.hash);
+  show(opensAfter ? Math.min(last, data.start_plies || 0) : fromHash());
 })();
