@@ -8,6 +8,7 @@ Domineering 4x4, 1 s a move.
 """
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from collections import deque
@@ -360,8 +361,11 @@ def off_screen(driver, selector: str) -> list[str]:
         selector)
 
 
-def test_the_pages_are_readable_at_360_and_1280_px(server, clients, played, final_played, browser):
+def test_the_pages_are_readable_at_360_and_1280_px(server, clients, played, final_played, browser, tmp_path):
+    """Also writes docs/img/course-season.png and course-season-360.png with ARENA_SCREENSHOTS=1."""
     from selenium.webdriver.common.by import By
+
+    shots = test_site.ROOT / "docs" / "img" if os.environ.get("ARENA_SCREENSHOTS") == "1" else tmp_path
 
     try:
         for width in (test_site.NARROW_PX, test_site.WIDE_PX):
@@ -377,6 +381,8 @@ def test_the_pages_are_readable_at_360_and_1280_px(server, clients, played, fina
             width_now, inner = browser.execute_script(
                 "return [document.documentElement.scrollWidth, window.innerWidth]")
             assert width_now <= inner, f"/me/season at {width} px scrolls sideways"
+            name = "course-season.png" if width == test_site.WIDE_PX else "course-season-360.png"
+            test_site.screenshot(browser, shots / name, width)
     finally:
         browser.set_window_size(test_site.WIDE_PX, test_site.HEIGHT_PX)
     assert not test_site.errors_in_log(browser)
