@@ -344,12 +344,14 @@ def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:
                                             "best first by ordinal (mu - 3 sigma)")
     ladder.add_argument("directory", metavar="DIR", help="the course's directory")
     ladder.set_defaults(func=cmd_ladder)
-    similarity = csub.add_parser("similarity", help="compare every pair of students' active sources "
-                                                    "(winnowing, as MOSS; the kits' code ignored) and print "
-                                                    "the pairs above the threshold with their matching lines")
+    similarity = csub.add_parser("similarity", help="compare every student's active sources with every "
+                                                    "other's and with the shipped reference bots (the kits' "
+                                                    "code subtracted) and print the flagged pairs, grouped "
+                                                    "into clusters, with their matching lines")
     similarity.add_argument("directory", metavar="DIR", help="the course's directory")
     similarity.add_argument("--threshold", type=_share, default=None, metavar="X",
-                            help="the least score (0 to 1) of a pair printed (default 0.5)")
+                            help="the least score (0 to 1) of a pair printed (default: [similarity] "
+                                 "threshold, else 0.5)")
     similarity.set_defaults(func=cmd_similarity)
 
 
@@ -388,8 +390,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     from arena.course.season import similarity
 
     course = Course(Path(args.directory))
-    threshold = similarity.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
-    pairs = similarity.similar_pairs(course, threshold)
+    pairs = similarity.similar_pairs(course, args.threshold)  # None: course.toml's [similarity]
     names = {s.id: s.name for s in course.students()}
     print(similarity.format_pairs(pairs, names), end="")
     return EXIT_OK

@@ -245,7 +245,7 @@ class SeasonPages:
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
     async def similarity(self, request: Request) -> Response:
-        from arena.course.season.similarity import DEFAULT_THRESHOLD, similar_pairs
+        from arena.course.season.similarity import clusters, settings, similar_pairs
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -257,10 +257,14 @@ class SeasonPages:
                 kwargs["threshold"] = float(threshold)
             except ValueError:
                 raise HTTPException(400, f"threshold must be a number, got {threshold!r}") from None
-        pairs = await run_in_threadpool(lambda: similar_pairs(self.course, **kwargs))
+        try:
+            pairs = await run_in_threadpool(lambda: similar_pairs(self.course, **kwargs))
+        except ValueError as exc:  # a threshold outside [0, 1]
+            raise HTTPException(400, str(exc)) from None
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
-        return self.views.render(request, "similarity.html", pairs=pairs, students=students,
-                                 threshold=threshold or f"{DEFAULT_THRESHOLD:g}")
+        return self.views.render(request, "similarity.html", pairs=pairs, clusters=clusters(pairs),
+                                 students=students,
+                                 threshold=threshold or f"{settings(self.course.config).threshold:g}")
 
     async def final(self, request: Request) -> Response:
         from arena.course.season.final import final_status

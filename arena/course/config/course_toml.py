@@ -29,7 +29,7 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
         "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title"}
-SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy")
+SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy", "similarity")
 """The season's sections (issue 25): kept as written in `CourseConfig.sections`, each read and checked by
 the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
 `CourseConfig.error`."""
