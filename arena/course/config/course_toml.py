@@ -282,7 +282,8 @@ def read_roster(path: str | Path) -> list[Student]:
         row = [c.strip() for c in next(csv.reader(io.StringIO(line)))]
         allowed = (3, 4) if len(columns) <= 4 else (len(columns),)
         if len(row) not in allowed:
-            expected = "id,name,email[,group]" if len(columns) <= 4 else f"{len(columns)} ({','.join(columns)})"
+            expected = ("id,name,email[,group]" if len(columns) <= 4
+                        else f"{len(columns)} ({','.join(columns)})")
             raise CourseError(f"{path}, line {number}: {len(row)} fields, expected {expected}")
         sid, name, email = row[:3]
         group = row[3] if len(row) >= 4 and columns[3] == "group" else ""
