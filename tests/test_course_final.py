@@ -6,6 +6,7 @@ tie at a bonus place, both penalty modes), and stable, private pseudonyms."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import shlex
 import signal
@@ -224,7 +225,8 @@ def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> Non
 
     # grades before publishing: provisional, and says so
     grades.write_csv(course)
-    assert "NOT published" in (season / "grades.csv").read_text()
+    assert any("NOT published" in n for n in json.loads((season / "grades.json").read_text())["notes"])
+    assert not (season / "grades.csv").read_text().startswith("#")  # a plain CSV: its notes in grades.json
     status = final.publish_final(course)
     assert status.state == final.PUBLISHED
     site = (season / "final" / "site" / "index.html").read_text()
@@ -236,12 +238,12 @@ def test_final_killed_and_resumed_then_published_and_graded(season: Path) -> Non
     code, out, err = arena("course", "grades", str(season))
     assert code == 0, err
     text = (season / "grades.csv").read_text()
-    notes = [line for line in text.splitlines() if line.startswith("#")]
+    notes = json.loads((season / "grades.json").read_text())["notes"]
     assert any("published" in n and "NOT" not in n for n in notes)
     assert any("head-to-head" in n and "split the bonuses" in n for n in notes)
     lines = [line for line in text.splitlines() if not line.startswith("#")]
     rows = {r["id"]: r for r in csv.DictReader(lines)}
-    assert list(rows["s001"]) == list(grades.COLUMNS)
+    assert list(rows["s001"]) == list(grades.COLUMNS)  # no [grading] columns: none added
     table = status.standings.tables[0].frame
     order = [status.students[b] for b in table["bot"] if b in status.students]
     top, second_place = order[0], order[1]

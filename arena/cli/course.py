@@ -3,7 +3,8 @@ arena.course's). `init DIR --game GAME` writes the templates; `status DIR` print
 submissions, active version and last status; `serve DIR` runs the server; `invite DIR`, `staff add
 DIR NAME` and `token DIR ID` make sign-in links and API tokens; `submit URL FILE` is the students'
 upload from the terminal; `final DIR --start|--publish|--status` plays, publishes or shows the
-final tournament, `grades DIR` writes grades.csv."""
+final tournament (`--rerun --yes` plays it again), `grades DIR` writes grades.csv and grades.json,
+`disqualify DIR ID --reason TEXT [--undo]` takes a student's points to 0."""
 from __future__ import annotations
 
 import argparse
@@ -17,6 +18,7 @@ from arena.course.config.course_toml import CourseError
 from arena.course.db.accounts import AccountError
 from arena.course.season.archives import Refused
 from arena.course.season.final import FinalError
+from arena.course_web.serve_lock import AlreadyServed
 from arena.course_web.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
@@ -25,7 +27,7 @@ _guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
 _final_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, FinalError,
                                      TournamentError, StoreError, SandboxUnavailable))
 _server_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, BadInput, AccountError,
-                                       ServeError, SubmitError, SandboxUnavailable))
+                                       ServeError, SubmitError, SandboxUnavailable, AlreadyServed))
 
 
 def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubParsersAction:
@@ -371,12 +373,14 @@ def add_ladder_parsers(csub: argparse._SubParsersAction) -> None:
                                             "best first by ordinal (mu - 3 sigma)")
     ladder.add_argument("directory", metavar="DIR", help="the course's directory")
     ladder.set_defaults(func=cmd_ladder)
-    similarity = csub.add_parser("similarity", help="compare every pair of students' active sources "
-                                                    "(winnowing, as MOSS; the kits' code ignored) and print "
-                                                    "the pairs above the threshold with their matching lines")
+    similarity = csub.add_parser("similarity", help="compare every student's active sources with every "
+                                                    "other's and with the shipped reference bots (the kits' "
+                                                    "code subtracted) and print the flagged pairs, grouped "
+                                                    "into clusters, with their matching lines")
     similarity.add_argument("directory", metavar="DIR", help="the course's directory")
     similarity.add_argument("--threshold", type=_share, default=None, metavar="X",
-                            help="the least score (0 to 1) of a pair printed (default 0.5)")
+                            help="the least score (0 to 1) of a pair printed (default: [similarity] "
+                                 "threshold, else 0.5)")
     similarity.set_defaults(func=cmd_similarity)
 
 
@@ -415,8 +419,7 @@ def cmd_similarity(args: argparse.Namespace) -> int:
     from arena.course.season import similarity
 
     course = Course(Path(args.directory))
-    threshold = similarity.DEFAULT_THRESHOLD if args.threshold is None else args.threshold
-    pairs = similarity.similar_pairs(course, threshold)
+    pairs = similarity.similar_pairs(course, args.threshold)  # None: course.toml's [similarity]
     names = {s.id: s.name for s in course.students()}
     print(similarity.format_pairs(pairs, names), end="")
     return EXIT_OK
@@ -431,7 +434,9 @@ def add_final_parsers(csub: argparse._SubParsersAction) -> None:
     what.add_argument("--start", action="store_true",
                       help="play the final here until every game is played (resumes an interrupted one; "
                            "the server starts it by itself once the last deadline has passed)")
-    what.add_argument("--rerun", action="store_true", help="play the final again from the start (a new run)")
+    what.add_argument("--rerun", action="store_true",
+                      help="play the final again from the start (a new run; needs --yes: grades follow the "
+                           "published run until the new one is published)")
     what.add_argument("--status", action="store_true", help="print its state and standings")
     what.add_argument("--publish", action="store_true",
                       help="publish the finished final: its standings and website (DIR/final/site/)")
@@ -440,7 +445,15 @@ def add_final_parsers(csub: argparse._SubParsersAction) -> None:
     final.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="run the bots without the sandbox where bubblewrap cannot isolate them "
                             "(trusted code only)")
+    final.add_argument("--yes", action="store_true", help="confirm --rerun (it cannot be undone)")
     final.set_defaults(func=cmd_final)
+    out = csub.add_parser("disqualify", help="disqualify a student (0 points in grades.csv, with the reason; "
+                                             "audit-logged), or --undo it")
+    out.add_argument("directory", metavar="DIR", help="the course's directory")
+    out.add_argument("student", metavar="ID", help="the student's id in the roster")
+    out.add_argument("--reason", default=None, metavar="TEXT", help="why (shown to staff and in grades.csv)")
+    out.add_argument("--undo", action="store_true", help="reinstate the student")
+    out.set_defaults(func=cmd_disqualify)
     grades = csub.add_parser("grades", help="write DIR/grades.csv: each student's final rank, points, bonus, "
                                             "time forfeits, penalty and phases passed ([grading])")
     grades.add_argument("directory", metavar="DIR", help="the course's directory")
@@ -456,6 +469,8 @@ def cmd_final(args: argparse.Namespace) -> int:
     from arena.course.season import final
 
     course = Course(Path(args.directory), sandbox="auto" if args.unsafe_no_sandbox else "on")
+    if args.rerun and not args.yes:
+        raise FinalError(f"{final.rerun_warning(course)}; add --yes to rerun it")
     if args.start or args.rerun:
         status = final.run_final(course, rerun=args.rerun, concurrency=args.concurrency, progress=sys.stderr)
     elif args.publish:
@@ -465,6 +480,27 @@ def cmd_final(args: argparse.Namespace) -> int:
     print(final.status_text(status))
     if (args.start or args.rerun) and status.state == final.RUNNING:
         return 1  # some games could not be played (the log says why): --start again resumes
+    return EXIT_OK
+
+
+@_guard
+def cmd_disqualify(args: argparse.Namespace) -> int:
+    """arena course disqualify DIR ID --reason TEXT | --undo"""
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
+    from arena.course.season import disqualify
+
+    course = Course(Path(args.directory))
+    if args.undo:
+        undone = disqualify.reinstate(course, args.student)
+        Accounts(course.directory).audit("(terminal)", "reinstated", args.student, f"was: {undone.reason}")
+        print(f"{args.student} is no longer disqualified (was: {undone.reason})")
+        return EXIT_OK
+    if args.reason is None:
+        raise Refused("a disqualification needs its reason: --reason TEXT (or --undo)")
+    done = disqualify.disqualify(course, args.student, args.reason, "(terminal)")
+    Accounts(course.directory).audit("(terminal)", "disqualified", args.student, done.reason)
+    print(f"{args.student} disqualified: 0 points in grades.csv ({done.reason}); --undo reverses it")
     return EXIT_OK
 
 

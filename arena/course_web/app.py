@@ -406,7 +406,11 @@ class CourseApp:
             return account
         rows = await run_in_threadpool(self.course.rows)
         versions = await run_in_threadpool(self.active_versions, rows)
-        return self.render(request, "staff.html", rows=rows, versions=versions, config=self.course.config)
+        from arena.course.season.disqualify import disqualified
+
+        out_of = await run_in_threadpool(disqualified, self.course)
+        return self.render(request, "staff.html", rows=rows, versions=versions, config=self.course.config,
+                           disqualified=out_of)
 
     def active_versions(self, rows: list[StudentRow]) -> dict[int, int]:
         """Active submission id -> its version number, for the staff's table."""

@@ -223,15 +223,17 @@ class SeasonPages:
 
     async def grades(self, request: Request) -> Response:
         from arena.course.season.grades import grades
+        from arena.course.season.grades import provisional as grades_provisional
 
         account = await self.staff(request)
         if isinstance(account, Response):
             return account
         try:
             rows = await run_in_threadpool(grades, self.course)
+            provisional = await run_in_threadpool(grades_provisional, self.course)
         except ValueError as exc:  # a bad [grading] or [final]: one line, the page says it
-            return self.views.render(request, "grades.html", rows=[], problem=str(exc))
-        return self.views.render(request, "grades.html", rows=rows, problem="")
+            return self.views.render(request, "grades.html", rows=[], problem=str(exc), provisional=True)
+        return self.views.render(request, "grades.html", rows=rows, problem="", provisional=provisional)
 
     async def grades_csv(self, request: Request) -> Response:
         from arena.course.season.grades import csv_text
@@ -248,7 +250,7 @@ class SeasonPages:
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
     async def similarity(self, request: Request) -> Response:
-        from arena.course.season.similarity import DEFAULT_THRESHOLD, similar_pairs
+        from arena.course.season.similarity import clusters, settings, similar_pairs
 
         account = await self.staff(request)
         if isinstance(account, Response):
@@ -260,10 +262,14 @@ class SeasonPages:
                 kwargs["threshold"] = float(threshold)
             except ValueError:
                 raise HTTPException(400, f"threshold must be a number, got {threshold!r}") from None
-        pairs = await run_in_threadpool(lambda: similar_pairs(self.course, **kwargs))
+        try:
+            pairs = await run_in_threadpool(lambda: similar_pairs(self.course, **kwargs))
+        except ValueError as exc:  # a threshold outside [0, 1]
+            raise HTTPException(400, str(exc)) from None
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
-        return self.views.render(request, "similarity.html", pairs=pairs, students=students,
-                                 threshold=threshold or f"{DEFAULT_THRESHOLD:g}")
+        return self.views.render(request, "similarity.html", pairs=pairs, clusters=clusters(pairs),
+                                 students=students,
+                                 threshold=threshold or f"{settings(self.course.config).threshold:g}")
 
     async def final(self, request: Request) -> Response:
         from arena.course.season.final import final_status
@@ -277,16 +283,26 @@ class SeasonPages:
             return self.views.render(request, "error.html", 503, heading="The final's results cannot be read",
                                      message=f"{exc} (if the final has just started: reload in a moment)")
         names = {s.id: s.name for s in await run_in_threadpool(self.course.students)}
+        from arena.course.season.final import rerun_warning
+
+        warning = await run_in_threadpool(rerun_warning, self.course) if status.run else ""
         return self.views.render(request, "final.html", final=status, tables=final_tables(status, names),
-                                 done=request.query_params.get("done", ""))
+                                 done=request.query_params.get("done", ""), rerun_warning=warning)
 
     async def final_action(self, request: Request) -> Response:
         from arena.course.season import final
         account = await self.staff(request)
         if isinstance(account, Response):
             return account
-        await checked_form(request)
+        form = await checked_form(request)
         action = request.path_params["action"]
+        if action == "rerun":  # cannot be undone: the form asks for the run number it replaces
+            status = await run_in_threadpool(final.final_status, self.course)
+            if str(form.get("confirm_run", "")).strip() != str(status.run):
+                warning = await run_in_threadpool(final.rerun_warning, self.course)
+                return self.views.render(request, "error.html", 409, heading="Not rerun: confirm it",
+                                         message=f"{warning}. Type the run number {status.run} in the box "
+                                                 "to confirm.")
         calls = {"start": lambda: final.start_final(self.course),
                  "rerun": lambda: final.start_final(self.course, rerun=True),
                  "publish": lambda: final.publish_final(self.course)}

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from arena.cell import sandbox
+from arena.course_web import serve_lock
 
 if TYPE_CHECKING:
     from arena.course.course import Course
@@ -160,6 +161,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
+    lock = serve_lock.hold(course.directory)  # one server a directory: before any worker or clock
     workers = Workers(course, concurrency=concurrency,  # woken by the course on each upload
                       make_backend=_dask_backend(cluster) if cluster else None)
     # the ladder plays only where course.toml has a [ladder] section
@@ -168,6 +170,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    serve_lock.tell_address(lock, f"http://{shown}:{bound_port}/")
     # the client's address counts sign-in tries: it is the peer's unless a proxy is trusted
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=10, http=GuardedH11Protocol,

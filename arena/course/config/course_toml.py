@@ -29,7 +29,7 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
         "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title"}
-SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy")
+SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy", "similarity")
 """The season's sections (issue 25): kept as written in `CourseConfig.sections`, each read and checked by
 the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
 `CourseConfig.error`."""
@@ -270,17 +270,23 @@ def read_roster(path: str | Path) -> list[Student]:
         raise CourseError(f"{path}: no header line (it must start with: {','.join(ROSTER_COLUMNS)})")
     header_line, header = lines[0]
     columns = [c.strip().lower() for c in next(csv.reader([header]))]
-    if columns[:3] != list(ROSTER_COLUMNS[:3]) or columns[3:] not in ([], ["group"]):
+    extra = columns[4:] if columns[3:4] == ["group"] else columns[3:]
+    if columns[:3] != list(ROSTER_COLUMNS[:3]) or not all(extra) or len(set(columns)) != len(columns) \
+            or "group" in extra:
         raise CourseError(f"{path}, line {header_line}: the header must be {','.join(ROSTER_COLUMNS)} "
-                          f"(group may be left out), got {header.strip()!r}")
+                          f"(group may be left out; more named columns may follow, e.g. lms_id), "
+                          f"got {header.strip()!r}")
     students: list[Student] = []
     seen: set[str] = set()
     for number, line in lines[1:]:
         row = [c.strip() for c in next(csv.reader(io.StringIO(line)))]
-        if len(row) not in (3, 4):
-            raise CourseError(f"{path}, line {number}: {len(row)} fields, expected id,name,email[,group]")
+        allowed = (3, 4) if len(columns) <= 4 else (len(columns),)
+        if len(row) not in allowed:
+            expected = ("id,name,email[,group]" if len(columns) <= 4
+                        else f"{len(columns)} ({','.join(columns)})")
+            raise CourseError(f"{path}, line {number}: {len(row)} fields, expected {expected}")
         sid, name, email = row[:3]
-        group = row[3] if len(row) == 4 else ""
+        group = row[3] if len(row) >= 4 and columns[3] == "group" else ""
         if not STUDENT_ID_RE.match(sid):
             raise CourseError(f"{path}, line {number}: id {sid!r} is not usable (letters, digits, _ . -, "
                               "at most 64, starting with a letter or digit)")
@@ -293,6 +299,18 @@ def read_roster(path: str | Path) -> list[Student]:
         seen.add(sid)
         students.append(Student(sid, name, email, group))
     return students
+
+
+def roster_extras(path: str | Path) -> tuple[list[str], dict[str, dict[str, str]]]:
+    """The roster's columns after id,name,email[,group] (an LMS id...), and student id -> their
+    values (read_roster checked the file; CourseError as it says)."""
+    read_roster(path)
+    text = Path(path).read_text(encoding="utf-8-sig")
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    rows = list(csv.reader(lines))
+    columns = [c.strip().lower() for c in rows[0]]
+    found = {row[0].strip(): {c: v.strip() for c, v in zip(columns, row, strict=False)} for row in rows[1:]}
+    return columns, found
 
 
 COURSE_TEMPLATE = """\
@@ -370,10 +388,18 @@ memory_mb = 2048
 # time = 0.5                   # its clock (default: the course's time)
 # opponents = ["greedy"]       # shipped bots added to the field (a gauntlet's field)
 #
-# [grading]                    # arena course grades DIR writes grades.csv
+# [grading]                    # arena course grades DIR writes grades.csv (and grades.json beside it)
 # bonus = [5, 3, 2]            # extra points for the final's 1st, 2nd, 3rd place
 # timeout_penalty = 2          # points taken for losing on time in the final
-# penalty_per = "game"         # "game": per game lost on time; "student": once, if any
+# penalty_per = "game"         # the two readings of timeout_penalty: "game" takes it for EVERY game
+#                              # lost on time (3 such games, 2 points: 6 taken); "student" takes it
+#                              # ONCE from a student who lost any game on time (2 taken, however many)
+# columns = ["email"]          # roster columns added to grades.csv (the roster may carry more, e.g.
+#                              # lms_id: name it here so that Moodle's or Canvas's import matches it)
+#
+# [similarity]                 # arena course similarity DIR, /staff/similarity: the copying check
+# threshold = 0.5              # the least share of a student's own code in matching passages flagged
+# min_match_tokens = 40        # passages shorter than this many tokens (about four lines) are ignored
 #
 # [privacy]
 # pseudonyms = true            # public standings show pseudonyms; staff and the student itself see names

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shlex
+import sqlite3
 import threading
 import tomllib
 from dataclasses import dataclass, field
@@ -285,7 +286,10 @@ def run_final(course: Course, rerun: bool = False, concurrency: int | None = Non
     (or, `rerun`, the next) one; every game is stored once (the runner's store). Its status after."""
     from arena.tournament import runner
 
+    resumed = _last_run(course) is not None and not rerun
     run, tournament = _begin(course, rerun)
+    _tell(course, f"final run {run} {'resumed' if resumed else 'started'}",
+          f"{len(tournament.bots)} bots, {tournament.total_games()} games")
     if progress is not None:
         already = runner.check_resumable(tournament, final_dir(course))
         print(f"the final, run {run}: {len(tournament.bots)} bots, {tournament.total_games()} games "
@@ -295,11 +299,25 @@ def run_final(course: Course, rerun: bool = False, concurrency: int | None = Non
     played = runner.check_resumable(tournament, final_dir(course))
     if played >= tournament.total_games() and not summary.interrupted and not summary.failures:
         with course.store.write() as db:
-            db.execute("UPDATE final_runs SET finished = ? WHERE run = ? AND finished IS NULL",
-                       (iso(utc_now()), run))
+            done = db.execute("UPDATE final_runs SET finished = ? WHERE run = ? AND finished IS NULL",
+                              (iso(utc_now()), run)).rowcount
+        if done:
+            _tell(course, f"final run {run} finished", f"{played} games")
     elif summary.failures:
         log.warning("final run %s: %s", run, "; ".join(summary.failures))
     return final_status(course)
+
+
+def _tell(course: Course, action: str, detail: str) -> None:
+    """A milestone of the final (a run started or finished): logged, and in the audit log (actor
+    "(final)"), so that staff can see when the results they grade from were made."""
+    from arena.course.db.accounts import Accounts
+
+    log.warning("%s: %s (%s)", course.directory, action, detail)  # warning: shown by a default logger
+    try:
+        Accounts(course.directory).audit("(final)", action, "", detail)
+    except sqlite3.Error as exc:  # the final plays on; the log has it
+        log.error("cannot write the audit log: %s", exc)
 
 
 def start_final(course: Course, rerun: bool = False) -> threading.Thread:
@@ -335,6 +353,19 @@ def _begin_check(course: Course, rerun: bool) -> None:
         raise FinalError("the final needs bots: no student has a bot qualified before their deadline")
 
 
+def rerun_warning(course: Course) -> str:
+    """What a rerun replaces, for the confirmation it asks for: the last run, its state, and
+    that grades follow the published run until the new one is published."""
+    status = final_status(course)
+    if status.run is None:
+        return "the final has not been played: start it, there is nothing to rerun"
+    published = published_run(course)
+    graded = (f"grades follow the published run {published} until the new run is published"
+              if published is not None else "no run is published: grades follow the new run, provisional")
+    return (f"--rerun plays the final again from the start as run {status.run + 1}, replacing run "
+            f"{status.run} ({status.state}, {status.played}/{status.planned} games); {graded}")
+
+
 def is_running(course: Course) -> bool:
     """A final thread of this process is playing (start_final)."""
     thread = _running.get(course.directory.resolve())
@@ -363,12 +394,23 @@ class FinalStatus:
     site: Path | None = None
 
 
-def final_status(course: Course) -> FinalStatus:
-    """The final's state, with the standings of its last run (FinalStatus)."""
+def published_run(course: Course) -> int | None:
+    """The last published run (the one grades follow until a newer one is published), None before."""
+    rows = course.store.rows("SELECT run FROM final_runs WHERE published IS NOT NULL "
+                             "ORDER BY run DESC LIMIT 1")
+    return rows[0]["run"] if rows else None
+
+
+def final_status(course: Course, run: int | None = None) -> FinalStatus:
+    """The final's state, with the standings of its last run (FinalStatus), or of run `run`."""
     from arena.tournament import standings as st
     from arena.tournament.store import DB_NAME
 
-    last = _last_run(course)
+    if run is None:
+        last = _last_run(course)
+    else:
+        found = course.store.rows("SELECT * FROM final_runs WHERE run = ?", run)
+        last = found[0] if found else None
     if last is None:
         return FinalStatus(NOT_STARTED)
     run = last["run"]

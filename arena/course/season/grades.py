@@ -10,7 +10,12 @@ left out), so it follows the standings' documented tie-break order (arena/tourna
 a round robin ranks by points, then head-to-head, then SB, then wins). Students level on every key
 share the rank and split equally the bonuses of the places they cover (two sharing 2nd with
 [5, 3, 2]: (3 + 2) / 2 = 2.5 each). `grades(course)` makes the rows, `write_csv` DIR/grades.csv,
-whose first lines (starting with #) say which run, whether it is published and the tie rule.
+a plain CSV (one header row, a line a student: what Moodle's and Canvas's imports take as it is),
+and DIR/grades.json beside it: its provenance (which run, published or provisional, the rules).
+
+Grades follow the last PUBLISHED run of the final; before any is published, the last run
+(provisional). `total` = bonus - penalty, 0 for a disqualified student (season/disqualify.py,
+its reason in `disqualified`). `[grading] columns` names roster columns added at the end.
 """
 from __future__ import annotations
 
@@ -27,11 +32,13 @@ if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-KEYS = {"bonus", "timeout_penalty", "penalty_per"}
+KEYS = {"bonus", "timeout_penalty", "penalty_per", "columns"}
 PENALTY_PER = ("game", "student")
 GRADES_NAME = "grades.csv"
+PROVENANCE_NAME = "grades.json"
 COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "time forfeits", "penalty",
-           "phases passed")
+           "phases passed", "total", "disqualified")
+"""grades.csv's columns, then those `[grading] columns` names."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,7 @@ class GradingSettings:
     bonus: tuple[float, ...] = (5, 3, 2)
     timeout_penalty: float = 0
     penalty_per: str = "game"
+    columns: tuple[str, ...] = ()
 
 
 def settings(config: CourseConfig) -> GradingSettings:
@@ -56,7 +64,11 @@ def settings(config: CourseConfig) -> GradingSettings:
     per = raw.get("penalty_per", "game")
     if per not in PENALTY_PER:
         raise config.error("grading.penalty_per", f'must be "game" or "student", got {per!r}')
-    return GradingSettings(tuple(bonus), penalty, per)
+    columns = raw.get("columns", [])
+    if not isinstance(columns, list) or not all(isinstance(c, str) and c.strip() for c in columns):
+        raise config.error("grading.columns",
+                           f'a list of roster columns, e.g. ["email", "lms_id"], got {columns!r}')
+    return GradingSettings(tuple(bonus), penalty, per, tuple(c.strip().lower() for c in columns))
 
 
 def _number(value: Any) -> bool:
@@ -80,6 +92,13 @@ class GradeRow:
     penalty: float
     phases_passed: list[str] = field(default_factory=list)
     shared: int = 1
+    disqualified: str = ""
+    """The reason a student was disqualified ("" if not): its total is 0."""
+
+    @property
+    def total(self) -> float:
+        """The student's points from the final: bonus - penalty, 0 when disqualified."""
+        return 0.0 if self.disqualified else self.bonus - self.penalty
 
 
 def lost_on_time(record: GameRecord, player: str) -> bool:
@@ -114,11 +133,15 @@ def grades(course: Course) -> list[GradeRow]:
 def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     """The rows, and the notes that grades.csv prints above them."""
     from arena.course.season import final
+    from arena.course.season.disqualify import disqualified
     from arena.tournament import standings as st
 
     rules = settings(course.config)
-    status = final.final_status(course)
+    published = final.published_run(course)
+    status = final.final_status(course, published)  # the published run, else the last (provisional)
+    latest = final.final_status(course) if published is not None else status
     passed = _phases(course)
+    out_of = disqualified(course)
     per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits
     notes: list[str] = []
     if status.standings is not None and status.results_dir is not None:
@@ -140,6 +163,9 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
             "finished, NOT published: provisional" if status.finished
             else f"NOT finished ({standings.played}/{standings.planned} games): provisional")
         notes.append(f"the final's run {status.run} ({status.results_dir.name}): {state}")
+        if latest.run != status.run:
+            notes.append(f"a newer run, {latest.run} ({latest.state}), is not published: these grades follow "
+                         f"run {status.run} until it is")
         notes.append(f"final rank: the place among the students in the final's standings, ranked by "
                      f"{table.ranked_by} (arena/tournament/standings.py); students level on all of these "
                      "share a rank and split the bonuses of the places they cover")
@@ -153,7 +179,7 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
         found = per_student.get(student.id)
         if found is None:
             out.append(GradeRow(student.id, student.name, student.group, None, None, None, 0, 0, 0,
-                                passed.get(student.id, [])))
+                                passed.get(student.id, []), disqualified=_why(out_of, student.id)))
             continue
         rank, shared, points, pct, forfeits = found
         places = range(rank, rank + shared)
@@ -163,26 +189,69 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
         else:
             penalty = rules.timeout_penalty if forfeits else 0
         out.append(GradeRow(student.id, student.name, student.group, rank, points, pct, bonus, forfeits,
-                            penalty, passed.get(student.id, []), shared))
+                            penalty, passed.get(student.id, []), shared, _why(out_of, student.id)))
     out.sort(key=lambda r: (r.rank is None, r.rank or 0, r.student_id))
     return out, notes
 
 
+def _why(out_of: dict[str, Any], student_id: str) -> str:
+    found = out_of.get(student_id)
+    return found.reason if found is not None else ""
+
+
+def provisional(course: Course) -> bool:
+    """Whether the grades are provisional: no run of the final is published yet."""
+    from arena.course.season import final
+
+    return final.published_run(course) is None
+
+
 def csv_text(course: Course) -> str:
-    """grades.csv: the notes as # lines (which run, published or not, the tie rule, the rules),
-    then COLUMNS, a line a student; a shared rank is written `2=`."""
+    """grades.csv: one header row (COLUMNS, then `[grading] columns`), a line a student; a shared
+    rank is written `2=`. Its provenance is in `provenance(course)` (grades.json)."""
+    return _csv_and_notes(course)[0]
+
+
+def _csv_and_notes(course: Course) -> tuple[str, list[str]]:
+    from arena.course.config.course_toml import CourseError, roster_extras
+
     rows, notes = _grades(course)
+    wanted = settings(course.config).columns
+    extras: dict[str, dict[str, str]] = {}
+    if wanted:
+        columns, extras = roster_extras(course.config.roster)
+        missing = [c for c in wanted if c not in columns]
+        if missing:
+            raise CourseError(f"grading.columns: {missing[0]!r} is not a column of the roster "
+                              f"({', '.join(columns)})")
     buffer = io.StringIO()
-    for note in notes:
-        buffer.write(f"# {note}\n")
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow([*COLUMNS, *wanted])
     for r in rows:
         rank = "" if r.rank is None else f"{r.rank}=" if r.shared > 1 else str(r.rank)
         writer.writerow([r.student_id, r.name, r.group, rank, _num(r.points),
                          "" if r.score_pct is None or math.isnan(r.score_pct) else f"{r.score_pct:.1f}",
-                         _num(r.bonus), r.time_forfeits, _num(r.penalty), " ".join(r.phases_passed)])
-    return buffer.getvalue()
+                         _num(r.bonus), r.time_forfeits, _num(r.penalty), " ".join(r.phases_passed),
+                         _num(r.total), r.disqualified,
+                         *(extras.get(r.student_id, {}).get(c, "") for c in wanted)])
+    return buffer.getvalue(), notes
+
+
+def provenance(course: Course, notes: list[str] | None = None) -> dict[str, Any]:
+    """grades.json: which run the grades come from, published or provisional, the rules, and the
+    notes that used to head grades.csv."""
+    from arena.course.db.store import iso, utc_now
+    from arena.course.season import final
+
+    rules = settings(course.config)
+    run = final.published_run(course)
+    status = final.final_status(course, run)
+    return {"file": GRADES_NAME, "written": iso(utc_now()), "run": status.run,
+            "published": status.published, "provisional": run is None,
+            "grading": {"bonus": list(rules.bonus), "timeout_penalty": rules.timeout_penalty,
+                        "penalty_per": rules.penalty_per, "columns": list(rules.columns)},
+            "total": "bonus - penalty; 0 for a disqualified student",
+            "notes": notes if notes is not None else _grades(course)[1]}
 
 
 def _num(value: float | None) -> str:
@@ -190,10 +259,16 @@ def _num(value: float | None) -> str:
 
 
 def write_csv(course: Course, path: Path | None = None) -> Path:
-    """Write grades.csv (default DIR/grades.csv, staff's only: 0600); its path."""
+    """Write grades.csv (default DIR/grades.csv, staff's only: 0600) and grades.json beside it;
+    the CSV's path."""
+    import json
+
     path = path or course.directory / GRADES_NAME
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(csv_text(course), encoding="utf-8")
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    text, notes = _csv_and_notes(course)
+    for target, content in ((path, text), (path.with_suffix(".json"),
+                                           json.dumps(provenance(course, notes), indent=2) + "\n")):
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(content, encoding="utf-8")
+        tmp.chmod(0o600)
+        tmp.replace(target)
     return path

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from arena.course.config.course_toml import CourseError
-from arena.course.season import final, grades, phases, privacy
+from arena.course.season import final, grades, phases, privacy, similarity
 
 if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseConfig
@@ -15,13 +15,13 @@ if TYPE_CHECKING:
 
 def problems(config: CourseConfig, student_ids: set[str] | None = None) -> list[str]:
     """One line per bad section of `config` ([[phases]] and [extensions], [ladder], [final],
-    [grading], [privacy]), each naming its key; [] when all are good."""
+    [grading], [privacy], [similarity]), each naming its key; [] when all are good."""
     from arena.course.season import ladder  # openskill: loaded only where the ladder is read
 
     checks: list[Callable[[], object]] = [
         lambda: phases.season(config, student_ids), lambda: ladder.read_settings(config),
         lambda: final.settings(config), lambda: grades.settings(config),
-        lambda: privacy.pseudonyms_on(config)]
+        lambda: privacy.pseudonyms_on(config), lambda: similarity.settings(config)]
     found = []
     for check in checks:
         try:
