@@ -49,7 +49,6 @@ ROSTER = [(WIRTH, "Niklaus Wirth", "wirth@example.org", "A"),
 IDS = [r[0] for r in ROSTER]
 T0 = datetime.now(UTC).replace(microsecond=0)
 SYNTAX = "from bots.sdk import Bot\n\n\nclass WirthBot(Bot)\n    pass\n"
-browser = test_site.browser
 
 
 def season_toml() -> str:
