@@ -41,7 +41,7 @@ from arena.course.season import phases
 from arena.course.season.archives import Refused
 from arena.course_web import signin
 from arena.course_web.bounds import BodyLimit
-from arena.course_web.forms import checked_form, json_for_script, safe_next, to_login
+from arena.course_web.forms import NO_STORE, api_error, checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
 from arena.course_web.student_season import REPORT_PATHS, StudentSeason, max_report_bytes
 from arena.site import model as site_model
@@ -529,11 +529,6 @@ class CourseApp:
         return JSONResponse({"submissions": [submission_json(s) for s in subs]}, headers=NO_STORE)
 
 
-NO_STORE = {"Cache-Control": "no-store"}
-
-
-def api_error(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers={**NO_STORE, **(headers or {})})
 
 
 def retry_after(exc: Refused) -> dict[str, str]:

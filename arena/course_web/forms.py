@@ -10,7 +10,7 @@ from urllib.parse import quote, urlsplit
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse
+from starlette.responses import JSONResponse, RedirectResponse
 
 
 def json_for_script(value: Any) -> str:
@@ -39,3 +39,12 @@ def safe_next(target: str) -> str:
             or "\\" in target:
         return ""
     return target
+
+
+NO_STORE = {"Cache-Control": "no-store"}
+"""Answers that carry a student's own data are never cached."""
+
+
+def api_error(message: str, status: int, headers: dict[str, str] | None = None) -> JSONResponse:
+    """The API's error answer: JSON `{"error": message}`, not cached."""
+    return JSONResponse({"error": message}, status_code=status, headers={**NO_STORE, **(headers or {})})

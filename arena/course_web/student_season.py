@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from arena.course.season import phases, reports
 from arena.course.season.archives import Refused
-from arena.course_web.forms import checked_form, json_for_script, to_login
+from arena.course_web.forms import api_error, checked_form, json_for_script, to_login
 from arena.match.records import GameRecord
 
 if TYPE_CHECKING:
@@ -109,7 +109,6 @@ class StudentSeason:
         return await run_in_threadpool(reports.hand_in, self.course, account.id, phase, name, data)
 
     async def api_hand_in(self, request: Request) -> Response:
-        from arena.course_web.app import api_error
 
         account = await self.views.bearer(request)
         if account is None:
@@ -238,7 +237,7 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
     for phase in season.phases:
         own = reports.phase_deadline(course, phase, student_id)
         r = results[phase.name]
-        report = reports.judged(course, phase, student_id, min(own, now)) if phase.report else None
+        report = phases.judged_report(course, phase, student_id, min(own, now)) if phase.report else None
         shown_phases.append({
             "name": phase.name, "deadline": phase.deadline.isoformat(), "own_deadline": own.isoformat(),
             "extended": own != phase.deadline, "open": now < own, "asks": phase.requirements(),

@@ -434,11 +434,44 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
                        report, sub["id"], provisional, handed.url if handed is not None else None)
 
 
-def judged_report(course: Course, phase: Phase, student_id: str, cutoff: datetime) -> Any:
-    """The report the phase judges (arena.course.season.reports.judged), None without one."""
-    from arena.course.season import reports
+@dataclass(frozen=True)
+class Report:
+    """A report a phase may judge: its file name, size, when it was uploaded (ISO 8601 UTC) and
+    where it is read (`url`: /reports/ID for one handed in on its own, /submissions/ID/report for
+    one uploaded with the code)."""
 
-    return reports.judged(course, phase, student_id, cutoff)
+    filename: str
+    size: int
+    created: str
+    url: str
+    report_id: int | None = None
+    submission_id: int | None = None
+
+
+def judged_report(course: Course, phase: Phase, student_id: str, cutoff: datetime) -> Report | None:
+    """The report the phase judges for the student: the latest handed in for it before `cutoff`;
+    without one, the latest uploaded with the code before `cutoff` while this phase was current."""
+    store = course.store
+    for r in store.rows("SELECT * FROM phase_reports WHERE student_id = ? AND phase = ? ORDER BY id DESC",
+                        student_id, phase.name):
+        if datetime.fromisoformat(r["created"]) < cutoff:
+            return Report(r["filename"], r["size"], r["created"], f"/reports/{r['id']}", report_id=r["id"])
+    for r in _with_uploads(store, student_id):
+        created = datetime.fromisoformat(r["created"])
+        if created < cutoff:
+            current = current_phase(course.config, student_id, created)
+            if current is not None and current.name == phase.name:
+                return Report(r["filename"], r["size"], r["created"], f"/submissions/{r['id']}/report",
+                              submission_id=r["id"])
+    return None
+
+
+def _with_uploads(store: Any, student_id: str) -> list:
+    """The student's reports uploaded with the code, newest first."""
+    return store.rows("SELECT s.id, s.created, r.filename, r.size FROM reports r JOIN submissions s "
+                      "ON r.submission_id = s.id WHERE s.student_id = ? ORDER BY s.id DESC", student_id)
+
+
 
 
 Found = tuple[bool, str, list[str], list, float | None]

@@ -12,30 +12,15 @@ upload, the file content-addressed like the code.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from arena.course.season import phases
 from arena.course.season.archives import Refused
+from arena.course.season.phases import Report
 
 if TYPE_CHECKING:
     from arena.course.course import Course
-    from arena.course.db.store import Store
-
-
-@dataclass(frozen=True)
-class Report:
-    """A report a phase may judge: its file name, size, when it was uploaded (ISO 8601 UTC) and
-    where it is read (`url`: /reports/ID for one handed in on its own, /submissions/ID/report for
-    one uploaded with the code)."""
-
-    filename: str
-    size: int
-    created: str
-    url: str
-    report_id: int | None = None
-    submission_id: int | None = None
 
 
 def phase_named(course: Course, name: str) -> phases.Phase:
@@ -94,30 +79,6 @@ def hand_in(course: Course, student_id: str, phase_name: str, filename: str, dat
                             (student_id, phase.name, name, sha, len(data), created))
         report_id = int(cursor.lastrowid or 0)
     return Report(name, len(data), created, f"/reports/{report_id}", report_id=report_id)
-
-
-def judged(course: Course, phase: phases.Phase, student_id: str, cutoff: datetime) -> Report | None:
-    """The report the phase judges for the student: the latest handed in for it before `cutoff`;
-    without one, the latest uploaded with the code before `cutoff` while this phase was current."""
-    store = course.store
-    for r in store.rows("SELECT * FROM phase_reports WHERE student_id = ? AND phase = ? ORDER BY id DESC",
-                        student_id, phase.name):
-        if datetime.fromisoformat(r["created"]) < cutoff:
-            return Report(r["filename"], r["size"], r["created"], f"/reports/{r['id']}", report_id=r["id"])
-    for r in _with_uploads(store, student_id):
-        created = datetime.fromisoformat(r["created"])
-        if created < cutoff:
-            current = phases.current_phase(course.config, student_id, created)
-            if current is not None and current.name == phase.name:
-                return Report(r["filename"], r["size"], r["created"], f"/submissions/{r['id']}/report",
-                              submission_id=r["id"])
-    return None
-
-
-def _with_uploads(store: Store, student_id: str) -> list:
-    """The student's reports uploaded with the code, newest first."""
-    return store.rows("SELECT s.id, s.created, r.filename, r.size FROM reports r JOIN submissions s "
-                      "ON r.submission_id = s.id WHERE s.student_id = ? ORDER BY s.id DESC", student_id)
 
 
 def history(course: Course, student_id: str) -> list[dict]:
