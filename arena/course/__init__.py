@@ -17,6 +17,6 @@ the background threads (season/jobs.py's Workers, season/ladder.py's LadderRunne
 - `season/ladder.py`: the ladder: pairing, openskill ratings, its runner.
 - `season/final.py`: the final tournament, its runs and status.
 - `season/grades.py`: grades.csv from the final.
-- `season/similarity.py`: the copying check (copydetect).
+- `season/similarity.py`: the copying check (winnowing over pygments' tokens, clusters).
 - `season/privacy.py`: pseudonyms for the public standings.
 """
