@@ -16,11 +16,11 @@ from conftest import require
 from course_helpers import RAISING_BOT, arena, make_course
 
 from arena.cell import sandbox
+from arena.course.background.submissions import Workers
 from arena.course.config.course_toml import CourseError
 from arena.course.course import Course
 from arena.course.season import phases
 from arena.course.season.archives import Refused
-from arena.course.season.jobs import Workers
 
 T0 = (datetime.now(UTC) - timedelta(hours=10)).replace(microsecond=0)
 """The season starts ten hours ago: every deadline below has passed, the results are final."""

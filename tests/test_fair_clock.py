@@ -134,10 +134,10 @@ def judged(bot: BotSpec, per_move: float) -> MatchSpec:
                      params={"rows": 5, "cols": 5}, limits=Limits())
 
 
-def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(hog, monkeypatch):
+def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(hog):
     player = FirstCallUnderLoad(hog)
-    monkeypatch.setattr(jobs, "_player", player)
-    records, replayed = jobs.play_judged(judged(burner(0.7, 0.4), 0.4))  # 0.28 s of CPU a move, 0.4 s
+    # 0.28 s of CPU a move, 0.4 s
+    records, replayed = jobs.play_judged(judged(burner(0.7, 0.4), 0.4), player.play)
     assert player.calls == [[(0,)], [(0,)]] and replayed == 1
     assert records[0].forfeit is None, records[0].forfeit
     assert jobs.verdict(records, "burner-0.7")[0] == "qualified"

@@ -2,7 +2,10 @@
 
 It loads course.toml, opens the store, syncs the students from the roster, takes submissions
 (checked, stored and committed before `submit` returns) and answers what students and staff
-see. It runs nothing: `arena.course.season.jobs.Workers(course)` builds and qualifies.
+see. It runs nothing itself: the background threads (arena/course/background) build, qualify
+and play, through what the Course owns for them: its game player (`player`, set while Workers
+run: how every course game is played, `play`), the listeners woken by an upload or a ladder
+request, the final's thread and the lock phase judging takes.
 """
 from __future__ import annotations
 
@@ -15,13 +18,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
 from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
 from arena.course.season import archives, phases, settings
 from arena.course.season.archives import Refused
+from arena.course.season.games import play_each
 from arena.match.records import GameRecord
+
+if TYPE_CHECKING:
+    from arena.course.season.games import GamePlayer
+    from arena.match.spec import MatchSpec
 
 __all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
 
@@ -87,11 +96,31 @@ class Course:
         self.store = Store(self.directory)
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
+        self.ladder_listeners: list[Callable[[], None]] = []
+        """Called after a student asked for a ladder game (LadderRunner.wake)."""
+        self.player: GamePlayer | None = None
+        """Where this course's games are played while Workers run (their GamePlayer); None: in the
+        caller's thread, one match after the other (a command, a test, a benchmark)."""
+        self.final_thread: threading.Thread | None = None
+        """The final playing in this process (arena.course.season.final.start_final), if any."""
+        self.final_lock = threading.Lock()
+        """start_final's check and start take turns on it."""
+        self.phase_lock = threading.Lock()
+        """phase_results takes it: two callers never play the same phase games at once."""
         self._locks: dict[str, threading.Lock] = {}
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
         settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
+
+    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+        """Every game of `specs`, their records in order: the one place the course plays games,
+        through the running Workers' game player, else here one match after the other. GamesLost
+        when games did not come back (PlayerStopped: the server is stopping)."""
+        player = self.player
+        if player is not None:
+            return player.play(specs)
+        return play_each(specs)
 
     def close(self) -> None:
         """Close this thread's database connection."""

@@ -275,10 +275,6 @@ def _write_durably(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-_running: dict[Path, threading.Thread] = {}
-_running_lock = threading.Lock()
-
-
 def run_final(course: Course, rerun: bool = False, concurrency: int | None = None,
               progress: TextIO | None = None) -> FinalStatus:
     """Play the final to its end here (blocking): resume the unfinished run, or start the first
@@ -307,10 +303,8 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
     server's staff page and season clock); FinalError if it is running here already, or, before
     the thread starts, if it cannot start."""
     _begin_check(course, rerun)
-    key = course.directory.resolve()
-    with _running_lock:
-        thread = _running.get(key)
-        if thread is not None and thread.is_alive():
+    with course.final_lock:
+        if is_running(course):
             raise FinalError("the final is running already")
 
         def play() -> None:
@@ -322,7 +316,7 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
                 course.store.close()
 
         thread = threading.Thread(target=play, name="course-final", daemon=True)
-        _running[key] = thread
+        course.final_thread = thread
         thread.start()
     return thread
 
@@ -336,8 +330,8 @@ def _begin_check(course: Course, rerun: bool) -> None:
 
 
 def is_running(course: Course) -> bool:
-    """A final thread of this process is playing (start_final)."""
-    thread = _running.get(course.directory.resolve())
+    """A final thread of this course is playing (start_final; `Course.final_thread`)."""
+    thread = course.final_thread
     return thread is not None and thread.is_alive()
 
 

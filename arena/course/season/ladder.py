@@ -22,7 +22,8 @@ unrated; a forfeit (timeout, crash, illegal move) is a loss, as in every other g
 Tables (course.db): `ladder_players` (an entrant: a student's version or a reference bot, its
 rating), `ladder_games` (a ladder game: its entrants, rated or asked for, its state),
 `ladder_records` (the played games' records, for replays), `ladder_history` (an entrant's rating
-after each rated game). `LadderRunner` is the server's thread that plays what is due.
+after each rated game). The server's thread that plays what is due is
+arena.course.background.ladder.LadderRunner.
 """
 from __future__ import annotations
 
@@ -32,10 +33,8 @@ import logging
 import math
 import shlex
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
@@ -78,7 +77,7 @@ class LadderSettings:
     openings: str = DEFAULTS["openings"]
     neighbours: int = DEFAULTS["neighbours"]
     poll_s: float = DEFAULTS["poll_s"]
-    """How often the server's LadderRunner looks at what is due (seconds)."""
+    """How often the server's LadderRunner (arena.course.background.ladder) looks at what is due (seconds)."""
     time_control: TimeControl | None = None
     """The ladder games' clock (None: the course's)."""
 
@@ -463,8 +462,8 @@ class Ladder:
                 cursor = db.execute("INSERT INTO ladder_games (a, b, rated, requested_by, created, state) "
                                     "VALUES (?, ?, 0, ?, ?, 'queued')",
                                     (mine.key, theirs.key, student_id, iso(now)))
-        for runner in list(_RUNNERS.get(self.config.directory, ())):
-            runner.wake()  # the server's runner plays it now, not at its next look
+        for wake in list(self.course.ladder_listeners):
+            wake()  # the server's runner plays it now, not at its next look
         return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def games(self, student_id: str | None = None) -> list[LadderGame]:
@@ -507,90 +506,6 @@ def _points(record: GameRecord, name: str) -> float:
     """What the game was worth to the bot `name`: GameRecord.points (0 each for a double forfeit
     or an aborted game)."""
     return record.points(record.players.index(name))
-
-
-PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
-_RUNNERS: dict[Path, set[LadderRunner]] = {}
-"""The running LadderRunners of this process by course directory (`request` wakes them)."""
-
-
-class LadderRunner:
-    """The server's thread that plays the ladder: every `interval_s` (default `[ladder] poll_s`) it
-    asks `Ladder.due` for what is due and plays it one ladder game at a time through `play`
-    (arena.course.season.jobs.play_games), recording each. A game that cannot be played is marked errored;
-    nothing a bot does stops it. On `start()` games a stopped server left scheduled are given up
-    (their entrants are owed them again)."""
-
-    def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
-                 clock: Callable[[], datetime] = utc_now) -> None:
-        from arena.course.season.jobs import play_games
-
-        self.course = course
-        self.ladder = Ladder(course)
-        self.interval_s = interval_s if interval_s is not None else self.ladder.settings.poll_s
-        self.play = play or play_games
-        self.clock = clock
-        self._stopping = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.played = 0
-        """Ladder games (pairs) this runner played."""
-
-    def start(self) -> None:
-        self.ladder.abandon_scheduled()
-        self._stopping.clear()
-        _RUNNERS.setdefault(self.course.config.directory, set()).add(self)
-        self._thread = threading.Thread(target=self._loop, name="course-ladder", daemon=True)
-        self._thread.start()
-
-    def wake(self) -> None:
-        """Look at what is due now (a student asked for a game)."""
-        self._wake.set()
-
-    def stop(self, timeout_s: float | None = None) -> None:
-        """Stop after the ladder game being played (up to `timeout_s`)."""
-        self._stopping.set()
-        self._wake.set()
-        _RUNNERS.get(self.course.config.directory, set()).discard(self)
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-
-    def run_once(self) -> int:
-        """Play what is due now, one ladder game at a time (each asked of `due` after the last
-        was recorded: a game a student asks for meanwhile goes next, and pairings see the newest
-        ratings); how many ladder games were played. A game that could not be played ends the
-        round (the next poll tries again), so a bot that cannot start does not spin the loop."""
-        played = 0
-        while not self._stopping.is_set():
-            due = self.ladder.due(self.clock(), limit=1)
-            if not due:
-                break
-            spec = due[0]
-            try:
-                records = self.play([spec])
-            except Exception as exc:  # a bot that cannot start, a sandbox refused: that game only
-                log.warning("ladder %s: %s", spec.match_id, exc)
-                self.ladder.fail(spec.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0])
-                break
-            self.ladder.record(records, self.clock())
-            played += 1
-            if len(records) < len(spec.game_numbers):
-                self.ladder.fail(spec.match_id, "not every game of the pair was played")
-                break
-        self.played += played
-        return played
-
-    def _loop(self) -> None:
-        try:
-            while not self._stopping.is_set():
-                try:
-                    self.run_once()
-                except Exception:  # a bug of ours: logged, the ladder goes on
-                    log.exception("ladder")
-                self._wake.wait(self.interval_s)
-                self._wake.clear()
-        finally:
-            self.course.store.close()
 
 
 def describe(row: LadderRow) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -338,16 +337,6 @@ def report_name(store: Store, submission_id: int) -> str | None:
 
 # --- who passed ---
 
-_locks: dict[Path, threading.Lock] = {}
-_locks_lock = threading.Lock()
-
-
-def _lock(directory: Path) -> threading.Lock:
-    """One lock a course: two callers never play the same games at once."""
-    with _locks_lock:
-        return _locks.setdefault(directory, threading.Lock())
-
-
 def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool = True) -> list[PhaseResult]:
     """Each phase's result for each student of the roster (phases in course.toml's order, students
     in id order), judged on the student's latest qualified version uploaded before the phase's
@@ -360,7 +349,7 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     config = course.config
     s = season(config)
     results = []
-    with _lock(course.directory):
+    with course.phase_lock:  # two callers never play the same games at once
         for phase in s.phases:
             for student in course.students():
                 own = phase.deadline + s.extensions.get(student.id, timedelta(0))
@@ -501,7 +490,7 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
                      bots=(bot, BotSpec(score.against, resolve_command(score.against))),
                      time_control=config.time_control, game_numbers=tuple(range(score.games)),
                      params=dict(config.params), seed=sub["id"], limits=config.limits)
-    records, replayed = play_judged(spec)
+    records, replayed = play_judged(spec, course.play)
     points = sum(record.points(record.players.index(bot.name)) for record in records)
     share = points / len(records) if records else 0.0
     with course.store.write() as db:
