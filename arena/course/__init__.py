@@ -7,10 +7,11 @@ the web front and `background/`.
 - `course.py`: `Course`, the facade the web app, the commands and the background threads use; it
   owns what they share: the game player (`player`, `play`), the listeners, the final's thread.
 - `client.py`: `arena course submit` (standard library only).
-- `config/course_toml.py`: course.toml and the roster read into checked settings; `init`'s templates.
+- `config/course_toml.py`: course.toml (read once, every problem at once) and the roster; `init`'s templates.
+- `config/sections.py`: the season's sections as typed, frozen values (phases, ladder, final, grading...).
+- `config/checks.py`: the checks every reader shares: a number in range, a time, a duration.
 - `db/store.py`: course.db's students, submissions, jobs, build logs, games; content-addressed files.
 - `db/accounts.py`: accounts, passwords (argon2), sign-in links, sessions, API tokens, the audit log.
-- `season/settings.py`: every season section of course.toml checked at once (one line per problem).
 - `season/archives.py`: what an upload may be (files, archives, their limits).
 - `season/builds.py`: build.sh in the sandbox.
 - `season/jobs.py`: one submission's build and qualification (`run_job`, `play_judged`).

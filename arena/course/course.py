@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
 from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
-from arena.course.season import archives, phases, settings
+from arena.course.season import archives, phases
 from arena.course.season.archives import Refused
 from arena.course.season.games import play_each
 from arena.match.records import GameRecord
@@ -111,7 +111,9 @@ class Course:
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
-        settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
+        problems = self.config.roster_problems({s.id for s in self.students()})  # the rest: at load
+        if problems:
+            raise config.CourseError("\n".join(problems))
 
     def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
         """Every game of `specs`, their records in order: the one place the course plays games,

@@ -37,7 +37,6 @@ from starlette.staticfiles import StaticFiles
 from arena import __version__
 from arena.course.course import Course, StudentRow, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.season import phases
 from arena.course.season.archives import Refused
 from arena.course_web import signin
 from arena.course_web.bounds import BodyLimit
@@ -556,13 +555,13 @@ def held_off(account_id: str, which: str, wait_s: float) -> str:
 
 def report_phases(course: Course) -> list[str]:
     """The names of the phases that take a report (course.toml's [[phases]] with report = true)."""
-    return [p.name for p in phases.season(course.config).phases if p.report]
+    return [p.name for p in course.config.season.phases if p.report]
 
 
 def report_max_bytes(course: Course) -> int:
     """The largest report an upload may carry (0 where no phase asks for one); the course's
     submit checks it against the current phase's own limit."""
-    return max((p.report_max_bytes for p in phases.season(course.config).phases if p.report), default=0)
+    return max((p.report_max_bytes for p in course.config.season.phases if p.report), default=0)
 
 
 async def read_report(form: FormData, limit: int) -> tuple[str, bytes] | None:

@@ -362,11 +362,9 @@ def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) 
 def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:
     """The phases in course.toml's order, each with its results (in student id order), how many
     passed, its deadline and what it asks for."""
-    from arena.course.season.phases import season
-
     game = rules.load(course.config.game, **course.config.params)
     tables = []
-    for phase in season(course.config).phases:
+    for phase in course.config.season.phases:
         mine = [{"r": r, "disagreements": [shown_position(game, *d) for d in r.disagreements]}
                 for r in results if r.phase == phase.name]
         tables.append({"name": phase.name, "deadline": phase.deadline.isoformat(),

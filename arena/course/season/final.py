@@ -42,11 +42,6 @@ log = logging.getLogger(__name__)
 
 FINAL_DIR = "final"
 SITE_DIR = "site"
-FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss",
-           "gauntlet": "gauntlet"}
-"""`[final] format` as written (a tournament file's names, or "round-robin") -> the runner's."""
-KEYS = {"format", "games", "time", "clock", "rounds", "opponents", "seed", "concurrency"}
-DEFAULT_GAMES = 2
 NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
 
 
@@ -55,63 +50,7 @@ class FinalError(ValueError):
     """The final cannot be started, resumed or published: one line saying why."""
 
 
-# --- [final] and the deadlines ---
-
-@dataclass(frozen=True)
-class FinalSettings:
-    """`[final]` of course.toml, checked. `time` None: the course's clock; `opponents`: shipped
-    reference bots added to the field (a gauntlet's field: the students are its challengers)."""
-
-    format: str = "round_robin"
-    games: int = DEFAULT_GAMES
-    time: str | None = None
-    clock: str | None = None
-    rounds: int = 0
-    opponents: tuple[str, ...] = ()
-    seed: int = 1
-    concurrency: int = 1
-
-
-def settings(config: CourseConfig) -> FinalSettings:
-    """The `[final]` section (defaults without one); CourseError names the bad key."""
-    raw = config.section("final", KEYS)
-    fmt = raw.get("format", "round-robin")
-    if fmt not in FORMATS:
-        raise config.error("final.format", f'must be "round-robin", "swiss" or "gauntlet", got {fmt!r}')
-    fmt = FORMATS[fmt]
-
-    def whole(key: str, default: int, low: int) -> int:
-        value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise config.error(f"final.{key}", f"must be a whole number >= {low}, got {value!r}")
-        return value
-
-    games = whole("games", DEFAULT_GAMES, 2)
-    if games % 2:
-        raise config.error("final.games", f"must be even so that seats swap evenly, got {games}")
-    rounds = whole("rounds", 0, 0)
-    if fmt == "swiss" and rounds < 1:
-        raise config.error("final.rounds", "a Swiss final needs its number of rounds, e.g. rounds = 5")
-    if fmt != "swiss" and "rounds" in raw:
-        raise config.error("final.rounds", 'only for format = "swiss"')
-    time = raw.get("time")
-    if time is not None:
-        if isinstance(time, bool) or not isinstance(time, (str, int, float)):
-            raise config.error("final.time", f'seconds a move (0.5) or "BASE+INC", got {time!r}')
-        time = str(time)
-    clock = raw.get("clock")
-    if clock is not None and clock not in ("wall", "cpu"):
-        raise config.error("final.clock", f'must be "wall" or "cpu", got {clock!r}')
-    opponents = raw.get("opponents", [])
-    if not isinstance(opponents, list) or not all(isinstance(o, str) and o for o in opponents):
-        raise config.error("final.opponents", f'a list of shipped bots, e.g. ["greedy"], got {opponents!r}')
-    if fmt == "gauntlet" and not opponents:
-        raise config.error("final.opponents", "a gauntlet final needs the bots the students challenge, "
-                                              'e.g. opponents = ["greedy", "alphabeta"]')
-    return FinalSettings(format=fmt, games=games, time=time, clock=clock, rounds=rounds,
-                         opponents=tuple(opponents), seed=whole("seed", 1, 0),
-                         concurrency=whole("concurrency", 1, 1))
-
+# --- the deadlines ---
 
 def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
     """The student's own last deadline (arena.course.season.phases.deadline_for: the course's last deadline
@@ -124,7 +63,7 @@ def final_deadline(config: CourseConfig) -> datetime | None:
     last = phases.last_deadline(config)
     if last is None:
         return None
-    return last + max(phases.season(config).extensions.values(), default=timedelta(0))
+    return last + max(config.season.extensions.values(), default=timedelta(0))
 
 
 # --- the entrants and the tournament ---
@@ -184,7 +123,7 @@ def _toml(value: Any) -> str:
 
 def _tournament_text(course: Course, run: int, bots: list[tuple[str, tuple[str, ...]]]) -> str:
     """The tournament file of run `run` over `bots` (name, argv), reference opponents last."""
-    cfg, final = course.config, settings(course.config)
+    cfg, final = course.config, course.config.final
     data: dict[str, Any] = {
         "name": f"final-{run}", "game": cfg.game, "title": f"{cfg.title or 'The course'}: the final",
         "time": final.time or str(cfg.time_control), "clock": final.clock or cfg.time_control.kind,
@@ -246,7 +185,7 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
             raise _played(last)
         return last["run"], tconfig.load(final_dir(course) / f"final-{last['run']}.toml")
     found = entrants(course)
-    opponents = settings(course.config).opponents
+    opponents = course.config.final.opponents
     if len(found) + len(opponents) < 2 or not found:
         raise FinalError(f"the final needs bots: {len(found)} student(s) have a bot qualified before "
                          "their deadline")
@@ -286,7 +225,7 @@ def run_final(course: Course, rerun: bool = False, concurrency: int | None = Non
         already = runner.check_resumable(tournament, final_dir(course))
         print(f"the final, run {run}: {len(tournament.bots)} bots, {tournament.total_games()} games "
               f"({already} already stored) -> {tournament.results_dir(final_dir(course))}", file=progress)
-    summary = runner.run(tournament, final_dir(course), concurrency or settings(course.config).concurrency,
+    summary = runner.run(tournament, final_dir(course), concurrency or course.config.final.concurrency,
                          progress=progress)
     played = runner.check_resumable(tournament, final_dir(course))
     if played >= tournament.total_games() and not summary.interrupted and not summary.failures:

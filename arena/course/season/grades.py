@@ -19,49 +19,16 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena.match.records import Forfeit, GameRecord
 
 if TYPE_CHECKING:
-    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-KEYS = {"bonus", "timeout_penalty", "penalty_per"}
-PENALTY_PER = ("game", "student")
 GRADES_NAME = "grades.csv"
 COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "time forfeits", "penalty",
            "phases passed")
-
-
-@dataclass(frozen=True)
-class GradingSettings:
-    """`[grading]`, checked."""
-
-    bonus: tuple[float, ...] = (5, 3, 2)
-    timeout_penalty: float = 0
-    penalty_per: str = "game"
-
-
-def settings(config: CourseConfig) -> GradingSettings:
-    """The `[grading]` section (defaults without one); CourseError names the bad key."""
-    raw = config.section("grading", KEYS)
-    bonus = raw.get("bonus", [5, 3, 2])
-    if not isinstance(bonus, list) or not all(_number(b) for b in bonus):
-        raise config.error("grading.bonus", f"a list of points, first place first, e.g. [5, 3, 2], "
-                                            f"got {bonus!r}")
-    penalty = raw.get("timeout_penalty", 0)
-    if not _number(penalty):
-        raise config.error("grading.timeout_penalty", f"must be a number >= 0, got {penalty!r}")
-    per = raw.get("penalty_per", "game")
-    if per not in PENALTY_PER:
-        raise config.error("grading.penalty_per", f'must be "game" or "student", got {per!r}')
-    return GradingSettings(tuple(bonus), penalty, per)
-
-
-def _number(value: Any) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-            and value >= 0)
 
 
 @dataclass(frozen=True)
@@ -116,7 +83,7 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     from arena.course.season import final
     from arena.tournament import standings as st
 
-    rules = settings(course.config)
+    rules = course.config.grading
     status = final.final_status(course)
     passed = _phases(course)
     per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits

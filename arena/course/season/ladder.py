@@ -40,97 +40,24 @@ from typing import TYPE_CHECKING, Any
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
-from arena.cell.launcher import resolve_command, shipped_bots
+from arena.cell.launcher import resolve_command
 from arena.course.db.store import iso, utc_now
 from arena.course.season.archives import Refused
-from arena.match.clock import TimeControl
-from arena.match.openings import Openings, OpeningsError, parse_openings, random_opening
+from arena.match.openings import Openings, parse_openings, random_opening
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 
 if TYPE_CHECKING:
-    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
 MODELS = {"plackett-luce": PlackettLuce, "thurstone-mosteller-full": ThurstoneMostellerFull}
-DEFAULTS: dict[str, Any] = {
-    "games_per_hour": 6.0, "placement_games": 4, "reference": ["random", "greedy", "alphabeta"],
-    "unrated_per_hour": 3, "model": "plackett-luce", "openings": "random:2", "neighbours": 3, "poll_s": 10.0}
-KEYS = set(DEFAULTS) | {"time"}
+"""openskill's models by the name `[ladder] model` gives (config/sections.py: LADDER_MODELS)."""
 WINDOW = timedelta(hours=1)
 MATCH_PREFIX = "ladder-"
 """A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
 REFERENCE_PREFIX = "ref:"
-
-
-@dataclass(frozen=True)
-class LadderSettings:
-    """`[ladder]` of course.toml, checked (docs/course.md, "[ladder]")."""
-
-    games_per_hour: float = DEFAULTS["games_per_hour"]
-    placement_games: int = DEFAULTS["placement_games"]
-    reference: tuple[str, ...] = tuple(DEFAULTS["reference"])
-    unrated_per_hour: int = DEFAULTS["unrated_per_hour"]
-    model: str = DEFAULTS["model"]
-    openings: str = DEFAULTS["openings"]
-    neighbours: int = DEFAULTS["neighbours"]
-    poll_s: float = DEFAULTS["poll_s"]
-    """How often the server's LadderRunner (arena.course.background.ladder) looks at what is due (seconds)."""
-    time_control: TimeControl | None = None
-    """The ladder games' clock (None: the course's)."""
-
-
-def read_settings(config: CourseConfig) -> LadderSettings:
-    """`[ladder]` of `config` (defaults where left out); CourseError naming the bad key."""
-    raw = config.section("ladder", KEYS)
-
-    def number(key: str) -> float:
-        value = raw.get(key, DEFAULTS[key])
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or value <= 0:
-            raise config.error(f"ladder.{key}", f"must be a number more than 0, got {value!r}")
-        return float(value)
-
-    def whole(key: str, least: int) -> int:
-        value = raw.get(key, DEFAULTS[key])
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise config.error(f"ladder.{key}", f"must be a whole number >= {least}, got {value!r}")
-        return value
-
-    reference = raw.get("reference", DEFAULTS["reference"])
-    known = sorted(shipped_bots())
-    if not isinstance(reference, list) or not all(isinstance(r, str) for r in reference):
-        raise config.error("ladder.reference", f"must be a list of bot names, got {reference!r}")
-    for name in reference:
-        if name not in known:
-            raise config.error("ladder.reference",
-                               f"{name!r} is not a shipped bot (known: {', '.join(known)})")
-    if len(set(reference)) != len(reference):
-        raise config.error("ladder.reference", "names a bot twice")
-    model = raw.get("model", DEFAULTS["model"])
-    if model not in MODELS:
-        raise config.error("ladder.model", f"must be one of {', '.join(map(repr, MODELS))}, got {model!r}")
-    openings = raw.get("openings", DEFAULTS["openings"])
-    if not isinstance(openings, str):
-        raise config.error("ladder.openings", f"must be a string (random:N or a file), got {openings!r}")
-    try:
-        parse_openings(openings, rules.load(config.game, **config.params), config.directory)
-    except OpeningsError as exc:
-        raise config.error("ladder.openings", str(exc)) from None
-    clock = None
-    if "time" in raw:
-        try:
-            clock = dataclasses.replace(TimeControl.parse(str(raw["time"])), kind=config.time_control.kind,
-                                        wall_factor=config.time_control.wall_factor)
-        except ValueError as exc:
-            raise config.error("ladder.time", str(exc)) from None
-    return LadderSettings(games_per_hour=number("games_per_hour"),
-                          placement_games=whole("placement_games", 0),
-                          reference=tuple(reference), unrated_per_hour=whole("unrated_per_hour", 0),
-                          model=model, openings=openings, neighbours=whole("neighbours", 1),
-                          poll_s=number("poll_s"), time_control=clock)
 
 
 @dataclass(frozen=True)
@@ -197,7 +124,7 @@ class Ladder:
     def __init__(self, course: Course) -> None:
         self.course = course
         self.config = course.config
-        self.settings = read_settings(course.config)
+        self.settings = course.config.ladder
         self.model = MODELS[self.settings.model]()
         self._game = rules.load(self.config.game, **self.config.params)
         self._openings: Openings = parse_openings(self.settings.openings, self._game, self.config.directory)
