@@ -10,6 +10,8 @@ the web front and `background/`.
 - `config/course_toml.py`: course.toml (read once, every problem at once) and the roster; `init`'s templates.
 - `config/sections.py`: the season's sections as typed, frozen values (phases, ladder, final, grading...).
 - `config/checks.py`: the checks every reader shares: a number in range, a time, a duration.
+- `db/database.py`: `Database`, course.db's one connection manager (a connection a thread, one write).
+- `db/files.py`: `write_atomically`, the one way the course writes a file (whole or absent).
 - `db/store.py`: course.db's students, submissions, jobs, build logs, games; content-addressed files.
 - `db/accounts.py`: accounts, passwords (argon2), sign-in links, sessions, API tokens, the audit log.
 - `season/archives.py`: what an upload may be (files, archives, their limits).

@@ -112,7 +112,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
                       make_backend=_dask_backend(cluster) if cluster else None)
     # the ladder plays only where course.toml has a [ladder] section
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
-    app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
+    accounts = Accounts(course.config.directory, database=course.store.db)  # one connection manager
+    app = create_app(course, accounts, https_cookies=https_cookies)
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from arena.course.db.files import write_atomically
 from arena.course.db.store import iso, utc_now
 from arena.course.season import phases
 from arena.tournament import config as tconfig
@@ -195,23 +196,13 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"final-{run}.toml"
     tournament = tconfig.from_dict(tomllib.loads(text), path)  # checked before anything is recorded
-    _write_durably(path, text)
+    write_atomically(path, text, 0o644)  # whole or absent after any stop
     with course.store.write() as db:
         db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
         db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
                        "VALUES (?, ?, ?, ?, ?)",
                        [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
     return run, tournament
-
-
-def _write_durably(path: Path, text: str) -> None:
-    """`text` to `path`: a temporary file, fsynced, renamed over it (whole or absent after any stop)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def run_final(course: Course, rerun: bool = False, concurrency: int | None = None,
@@ -390,7 +381,6 @@ def still_judged(course: Course) -> bool:
 def _locked(path: Path) -> bool:
     """Another run holds the runner's lock on `path` (`arena course final --start` playing it)."""
     import fcntl
-    import os
 
     if not path.is_file():
         return False

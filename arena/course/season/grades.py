@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.course.db.files import write_atomically
 from arena.match.records import Forfeit, GameRecord
 
 if TYPE_CHECKING:
@@ -159,8 +160,4 @@ def _num(value: float | None) -> str:
 def write_csv(course: Course, path: Path | None = None) -> Path:
     """Write grades.csv (default DIR/grades.csv, staff's only: 0600); its path."""
     path = path or course.directory / GRADES_NAME
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(csv_text(course), encoding="utf-8")
-    tmp.chmod(0o600)
-    tmp.replace(path)
-    return path
+    return write_atomically(path, csv_text(course), 0o600)
