@@ -42,6 +42,7 @@ def guard(who: Who = "anyone", anonymous: Literal["login", "404"] = "login") -> 
                 raise HTTPException(404)
             return await view(self, request, account)
 
+        endpoint.guard = (who, anonymous)  # type: ignore[attr-defined]  # what the tests read off a route
         return endpoint
 
     return decorate

@@ -24,8 +24,9 @@ from starlette.routing import Route
 
 import rules
 from arena.course.season.archives import Refused
+from arena.course_web.auth import signed_in, staff_only, student_only
 from arena.course_web.charts import rating_chart
-from arena.course_web.forms import checked_form, json_for_script, to_login
+from arena.course_web.forms import checked_form, json_for_script
 from arena.match.records import GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
@@ -78,11 +79,9 @@ class SeasonPages:
             self._ladder = Ladder(self.course)
         return self._ladder
 
-    async def signed_in(self, request: Request) -> Account | Response:
-        account = await self.views.who(request)
-        if account is None:
-            return to_login(request)
-        return account
+    async def who(self, request: Request) -> Account | None:
+        """The signed-in account (CourseApp.who), for the sign-in guard (auth.py)."""
+        return await self.views.who(request)
 
     def names(self, viewer: Account) -> dict[str, str]:
         """Student id -> the name `viewer` sees: pseudonyms on public pages when [privacy] says so,
@@ -93,10 +92,8 @@ class SeasonPages:
                 for s in self.course.students()}
 
     # --- the ladder ---
-    async def leaderboard(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @signed_in
+    async def leaderboard(self, request: Request, account: Account) -> Response:
         context = await run_in_threadpool(self.leaderboard_context, account)
         return self.views.render(request, "ladder.html", error=request.query_params.get("error", ""),
                                  **context)
@@ -118,10 +115,8 @@ class SeasonPages:
                        opponents=opponents, on_ladder=any(r.student_id == account.id for r in table))
         return context
 
-    async def history(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @signed_in
+    async def history(self, request: Request, account: Account) -> Response:
         sid = request.path_params["sid"]
         if not account.is_staff and sid != account.id:
             raise HTTPException(404)
@@ -137,13 +132,9 @@ class SeasonPages:
         return self.views.render(request, "ladder_student.html", student=student,
                                  **await run_in_threadpool(context))
 
-    async def request_game(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @student_only
+    async def request_game(self, request: Request, account: Account) -> Response:
         form = await checked_form(request)
-        if account.is_staff:
-            raise HTTPException(404)
         opponent = str(form.get("opponent", "")).strip()
         try:
             game_id = await run_in_threadpool(self.ladder.request, account.id, opponent)
@@ -151,13 +142,11 @@ class SeasonPages:
             return RedirectResponse(f"/ladder?error={quote(str(exc))}#request", 303)
         return RedirectResponse(f"/ladder/games/{game_id}", 303)
 
-    async def ladder_game(self, request: Request) -> Response:
+    @signed_in
+    async def ladder_game(self, request: Request, account: Account) -> Response:
         from arena.site import model as site_model
         from arena.tournament.store import StoredGame
 
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
         gid = request.path_params["gid"]
         n = request.query_params.get("n", "1")
 
@@ -204,38 +193,29 @@ class SeasonPages:
             "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
     # --- staff ---
-    async def staff(self, request: Request) -> Account | Response:
-        return await self.views.staff_account(request)
-
-    async def phases(self, request: Request) -> Response:
+    @staff_only
+    async def phases(self, request: Request, account: Account) -> Response:
         from arena.course.season.phases import phase_results
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         results = await run_in_threadpool(phase_results, self.course)
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
         return self.views.render(request, "phases.html", phases=phase_tables(self.course, results),
                                  students=students)
 
-    async def grades(self, request: Request) -> Response:
+    @staff_only
+    async def grades(self, request: Request, account: Account) -> Response:
         from arena.course.season.grades import grades
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             rows = await run_in_threadpool(grades, self.course)
         except ValueError as exc:  # a bad [grading] or [final]: one line, the page says it
             return self.views.render(request, "grades.html", rows=[], problem=str(exc))
         return self.views.render(request, "grades.html", rows=rows, problem="")
 
-    async def grades_csv(self, request: Request) -> Response:
+    @staff_only
+    async def grades_csv(self, request: Request, account: Account) -> Response:
         from arena.course.season.grades import csv_text
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             text = await run_in_threadpool(csv_text, self.course)
         except ValueError as exc:
@@ -244,12 +224,10 @@ class SeasonPages:
         return Response(text, media_type="text/csv; charset=utf-8", headers={
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
-    async def similarity(self, request: Request) -> Response:
+    @staff_only
+    async def similarity(self, request: Request, account: Account) -> Response:
         from arena.course.season.similarity import DEFAULT_THRESHOLD, similar_pairs
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         threshold = request.query_params.get("threshold", "")
         kwargs = {}
         if threshold:
@@ -262,12 +240,10 @@ class SeasonPages:
         return self.views.render(request, "similarity.html", pairs=pairs, students=students,
                                  threshold=threshold or f"{DEFAULT_THRESHOLD:g}")
 
-    async def final(self, request: Request) -> Response:
+    @staff_only
+    async def final(self, request: Request, account: Account) -> Response:
         from arena.course.season.final import final_status
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             status = await run_in_threadpool(final_status, self.course)
         except StoreError as exc:  # its results database is being made this moment, or is broken
@@ -277,11 +253,9 @@ class SeasonPages:
         return self.views.render(request, "final.html", final=status, tables=final_tables(status, names),
                                  done=request.query_params.get("done", ""))
 
-    async def final_action(self, request: Request) -> Response:
+    @staff_only
+    async def final_action(self, request: Request, account: Account) -> Response:
         from arena.course.season import final
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         await checked_form(request)
         action = request.path_params["action"]
         calls = {"start": lambda: final.start_final(self.course),
