@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import os
 import re
 import stat
@@ -538,3 +539,16 @@ def test_one_guard_answers_for_every_page_by_who_asks(course, server, staff, ala
                 assert answer.status_code == 404, f"{kind}: {method} {path}: {answer.status_code}"
     finally:
         nobody.close()
+
+
+def test_the_pages_script_is_handed_the_statuses(ada):
+    """course.js compares against the statuses it is handed (data-states), as the enums say."""
+    from arena.course.db.states import STATES_JSON
+
+    page = ada.get("/me").text
+    found = re.search(r'<script src="/static/course/course.js"[^>]* data-states="([^"]*)"', page)
+    assert found and json.loads(html.unescape(found.group(1))) == json.loads(STATES_JSON)
+    a_id = statuses(ada)[0]["id"]
+    found = re.search(r'data-states="([^"]*)"', ada.get(f"/submissions/{a_id}").text)
+    assert found and json.loads(html.unescape(found.group(1)))["finished"] == ["qualified", "failed"]
+    assert statuses(ada)[0]["status"] in ("qualified", "failed")  # the JSON's strings, as before

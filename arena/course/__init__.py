@@ -12,6 +12,7 @@ the web front and `background/`.
 - `config/checks.py`: the checks every reader shares: a number in range, a time, a duration.
 - `db/database.py`: `Database`, course.db's one connection manager (a connection a thread, one write).
 - `db/files.py`: `write_atomically`, the one way the course writes a file (whole or absent).
+- `db/states.py`: the statuses as StrEnums (submission, ladder game, final), shared with the pages.
 - `db/store.py`: course.db's students, submissions, jobs, build logs, games; content-addressed files.
 - `db/accounts.py`: accounts, passwords (argon2), sign-in links, sessions, API tokens, the audit log.
 - `season/archives.py`: what an upload may be (files, archives, their limits).

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
+from arena.course.db.states import SubmissionStatus
 from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
 from arena.course.season import archives, phases
 from arena.course.season.archives import Refused
@@ -58,7 +59,7 @@ class Submission:
     sha256: str
     size: int
     created: str
-    status: str
+    status: SubmissionStatus
     reason: str | None
     detail: str | None
     active: bool
@@ -77,7 +78,7 @@ class StudentRow:
     disabled: bool
 
     @property
-    def status(self) -> str | None:
+    def status(self) -> SubmissionStatus | None:
         return self.last.status if self.last is not None else None
 
 
@@ -259,7 +260,7 @@ class Course:
         row = self.store.submission_row(submission_id)
         if row is None or row["student_id"] != student_id:
             raise Refused(f"no submission {submission_id} of yours")
-        if row["status"] != "qualified":
+        if row["status"] != SubmissionStatus.QUALIFIED:
             raise Refused(f"submission {submission_id} is {row['status']}: only a qualified one can be "
                           "active")
         self.store.set_chosen(student_id, submission_id)
@@ -323,7 +324,7 @@ def _student(row: sqlite3.Row) -> Student:
 def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:
     """The student's active submission: the chosen one while it is qualified, else the latest
     qualified (rows newest first)."""
-    qualified = [r["id"] for r in rows if r["status"] == "qualified"]
+    qualified = [r["id"] for r in rows if r["status"] == SubmissionStatus.QUALIFIED]
     if chosen is not None and chosen in qualified:
         return chosen
     return qualified[0] if qualified else None
@@ -332,7 +333,8 @@ def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:
 def _submission(row: sqlite3.Row, active: int | None) -> Submission:
     return Submission(id=row["id"], student_id=row["student_id"], version=row["version"],
                       filename=row["filename"], protocol=row["protocol"], kind=row["kind"],
-                      sha256=row["sha256"], size=row["size"], created=row["created"], status=row["status"],
+                      sha256=row["sha256"], size=row["size"], created=row["created"],
+                      status=SubmissionStatus(row["status"]),
                       reason=row["reason"], detail=row["detail"], active=row["id"] == active,
                       finished=row["status"] in FINAL)
 

@@ -166,7 +166,7 @@ class SeasonPages:
         if record is None:
             if game.game_ids and n != "1":
                 raise HTTPException(404)
-            waiting = {} if game.state in ("done", "errored") else {"refresh_s": GAME_POLL_S}
+            waiting = {} if game.state.over else {"refresh_s": GAME_POLL_S}
             return self.views.render(request, "ladder_wait.html", game=row, poll_s=GAME_POLL_S, **waiting)
         shown = shown_record(record, names, None if account.is_staff else account.id)
         stored = StoredGame("ladder", int(n), shown)
@@ -310,7 +310,7 @@ def ladder_game_row(game: Any, names: dict[str, str], side: str | None = None) -
         score = None if score is None else len(game.game_ids) - score
     return {"id": game.id, "players": [shown_bot(p, names) for p in players], "rated": game.rated,
             "state": game.state, "detail": game.detail, "games": len(game.game_ids), "score": score,
-            "time": game.created, "finished": game.state in ("done", "errored")}
+            "time": game.created, "finished": game.state.over}
 
 
 def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) -> GameRecord:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
 from arena.course.background.loop import Loop
+from arena.course.db.states import SubmissionStatus
 from arena.course.season.games import GamePlayer
 from arena.course.season.jobs import Abandoned, Job, job_deadline_s, private_paths, run_job
 from arena.tournament.backends import Backend, LocalPool
@@ -106,7 +107,7 @@ class Workers(Loop):
         detail = (f"the job was still in its step \"{job.step}\" after {time.monotonic() - began:.0f} s, "
                   f"past its deadline of {self.deadline_s:g} s (its build's time, its games at their longest "
                   "and a margin): it was stopped")
-        if job.abandon(lambda: store.finish(submission_id, "failed", "stuck", detail)):
+        if job.abandon(lambda: store.finish(submission_id, SubmissionStatus.FAILED, "stuck", detail)):
             log.error("submission %s: stuck in step %r past %g s; failed, its thread abandoned",
                       submission_id, job.step, self.deadline_s)
 

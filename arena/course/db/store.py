@@ -23,11 +23,12 @@ from typing import Any
 from arena.course.config.course_toml import Student
 from arena.course.db.database import DB_NAME, Database
 from arena.course.db.files import write_atomically
+from arena.course.db.states import FINISHED, UNDER_WAY, SubmissionStatus
 
 FILES_DIR = "files"
-STATUSES = ("queued", "building", "testing", "qualified", "failed")
-FINAL = ("qualified", "failed")
-RUNNING = ("building", "testing")
+STATUSES = tuple(SubmissionStatus)
+FINAL = FINISHED
+RUNNING = UNDER_WAY
 MAX_ATTEMPTS = 3
 """A job interrupted (the server killed) this many times fails with reason "interrupted"."""
 

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from arena.course.db.files import write_atomically
+from arena.course.db.states import FINISHED as FINISHED_STATUSES
+from arena.course.db.states import FinalState, SubmissionStatus
 from arena.course.db.store import iso, utc_now
 from arena.course.season import phases
 from arena.tournament import config as tconfig
@@ -43,7 +45,9 @@ log = logging.getLogger(__name__)
 
 FINAL_DIR = "final"
 SITE_DIR = "site"
-NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
+NOT_STARTED, RUNNING, FINISHED, PUBLISHED = (FinalState.NOT_STARTED, FinalState.RUNNING, FinalState.FINISHED,
+                                            FinalState.PUBLISHED)
+"""The final's states (arena/course/db/states.py)."""
 
 
 
@@ -91,7 +95,7 @@ def entrants(course: Course) -> list[Entrant]:
             continue
         deadline = deadline_for(course.config, student["id"])
         usable = [r for r in course.store.submission_rows(student["id"])
-                  if r["status"] == "qualified" and r["command"]
+                  if r["status"] == SubmissionStatus.QUALIFIED and r["command"]
                   and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)]
         if not usable:
             continue
@@ -274,7 +278,7 @@ class FinalStatus:
     `standings`: those of the stored games (arena.tournament.standings, as `arena standings`
     prints them), None before any run; `students`: bot name -> student id."""
 
-    state: str
+    state: FinalState
     run: int | None = None
     started: str | None = None
     finished: str | None = None
@@ -371,7 +375,7 @@ def still_judged(course: Course) -> bool:
         if student["disabled"]:
             continue
         deadline = deadline_for(course.config, student["id"])
-        if any(r["status"] not in ("qualified", "failed")
+        if any(r["status"] not in FINISHED_STATUSES
                and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)
                for r in course.store.submission_rows(student["id"])):
             return True

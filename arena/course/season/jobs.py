@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
 from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
+from arena.course.db.states import SubmissionStatus
 from arena.course.db.store import Store
 from arena.course.season import archives, builds
 from arena.course.season.games import PlayerStopped, PlayGames, play_each
@@ -48,6 +49,7 @@ REASONS = {
     Forfeit.NO_HELLO: "no hello", Forfeit.MALFORMED_MESSAGE: "protocol error", Forfeit.RESIGNED: "resigned",
 }
 """A forfeit's reason (arena/match/records.py) -> the failed submission's reason."""
+FAILED = SubmissionStatus.FAILED
 DETAIL_MAX_CHARS = 4000
 PRINTED_TAIL_LINES = 20
 
@@ -86,7 +88,7 @@ def qualification_spec(config: CourseConfig, submission_id: int, name: str,
         params=dict(config.params), seed=submission_id, limits=config.limits)
 
 
-def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str | None]:
+def verdict(records: list[GameRecord], name: str) -> tuple[SubmissionStatus, str | None, str | None]:
     """(status, reason, detail) of the bot `name` after its qualification games: failed at its
     first forfeit or the first move its `choose` raised on (SDK bots play on with a first legal
     move: `info["error"]`), else qualified. Losing to `random` is no failure."""
@@ -100,13 +102,13 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
             text = f"{where}: {detail}"
             if printed and printed not in detail:
                 text += f"\nit printed:\n{printed}"
-            return "failed", REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
+            return FAILED, REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
         if record.errors[seat]:
             move = next((m for m in record.moves if m.seat == seat and m.info.get("error")), None)
             error = str(move.info["error"]) if move is not None else "(no traceback sent)"
             ply = f" at ply {move.ply}" if move is not None else ""
-            return "failed", "crashed", _cut(f"{where}: choose() raised{ply}:\n{builds.tail(error)}")
-    return "qualified", None, None
+            return FAILED, "crashed", _cut(f"{where}: choose() raised{ply}:\n{builds.tail(error)}")
+    return SubmissionStatus.QUALIFIED, None, None
 
 
 def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
@@ -197,12 +199,12 @@ def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | N
         return
     folder = config.directory / BUILDS_DIR / str(submission_id)
     try:
-        job.record(lambda: store.set_status(submission_id, "building"))
+        job.record(lambda: store.set_status(submission_id, SubmissionStatus.BUILDING))
         job.enter("reading the upload")
         data = store.read_file(row["sha256"])
         command = _build(config, store, row["filename"], row["kind"], row["protocol"], data, folder, job)
         job.record(lambda: store.set_command(submission_id, shlex.join(command)))
-        job.record(lambda: store.set_status(submission_id, "testing"))
+        job.record(lambda: store.set_status(submission_id, SubmissionStatus.TESTING))
         job.enter("qualification games")
         name = f"{row['student_id']}-v{row['version']}"
         records, _ = play_judged(qualification_spec(config, submission_id, name, command), play)
@@ -212,7 +214,7 @@ def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | N
                                         games=[r.to_json() for r in records]))
     except JobFailed as failed:
         why, text = failed.reason, _cut(for_student(failed.detail, folder))
-        job.record(lambda: store.finish(submission_id, "failed", why, text))
+        job.record(lambda: store.finish(submission_id, FAILED, why, text))
     except PlayerStopped:  # the server is stopping: the job stays running, requeued at the next start
         log.info("submission %s: left for the next start (%s)", submission_id, "the server stopped")
     except Abandoned:
@@ -221,7 +223,7 @@ def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | N
         log.exception("submission %s", submission_id)
         text = for_student(f"{type(exc).__name__}: {_error_text(exc)}", folder).replace(str(config.directory),
                                                                                      "<course>")
-        job.record(lambda: store.finish(submission_id, "failed", "server error",
+        job.record(lambda: store.finish(submission_id, FAILED, "server error",
                                         text.splitlines()[0][:DETAIL_MAX_CHARS]))
 
 

@@ -41,6 +41,7 @@ from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
 from arena.cell.launcher import resolve_command
+from arena.course.db.states import LadderState
 from arena.course.db.store import iso, utc_now
 from arena.course.season.archives import Refused
 from arena.match.openings import Openings, parse_openings, random_opening
@@ -93,7 +94,7 @@ class LadderGame:
     rated: bool
     requested_by: str | None
     created: str
-    state: str
+    state: LadderState
     detail: str
     game_ids: tuple[str, ...]
     score: float | None
@@ -286,7 +287,7 @@ class Ladder:
                 if ladder_id is None:
                     continue
                 row = db.execute("SELECT * FROM ladder_games WHERE id = ?", (ladder_id,)).fetchone()
-                if row is None or row["state"] not in ("scheduled", "queued"):
+                if row is None or row["state"] not in (LadderState.SCHEDULED, LadderState.QUEUED):
                     continue
                 if db.execute("SELECT 1 FROM ladder_records WHERE game_id = ?", (record.game_id,)).fetchone():
                     continue  # a record given twice counts once
@@ -408,10 +409,10 @@ class Ladder:
             records = [GameRecord.from_json(t[0]) for t in store.rows(
                 "SELECT record FROM ladder_records WHERE ladder_id = ? ORDER BY game_id", r["id"])]
             score = None
-            if r["state"] == "done":
+            if r["state"] == LadderState.DONE:
                 score = sum(_points(rec, r["an"]) for rec in records)
             out.append(LadderGame(r["id"], r["an"], r["bn"], bool(r["rated"]), r["requested_by"],
-                                  r["created"], r["state"], r["detail"],
+                                  r["created"], LadderState(r["state"]), r["detail"],
                                   tuple(rec.game_id for rec in records), score))
         return out
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from arena.course.config import checks, sections
 from arena.course.config.sections import Legal, Phase, Score
+from arena.course.db.states import SubmissionStatus
 from arena.course.season.archives import Refused, clean_filename
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec, safe_name
@@ -173,7 +174,7 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
     cutoff = min(own, now)
     rows = store.rows("SELECT * FROM submissions WHERE student_id = ? ORDER BY id DESC", student_id)
     taken = [r for r in rows if datetime.fromisoformat(r["created"]) < cutoff]
-    qualified = [r for r in taken if r["status"] == "qualified"]
+    qualified = [r for r in taken if r["status"] == SubmissionStatus.QUALIFIED]
     so_far = "so far: " if provisional else ""
     if not qualified:
         if not taken:
