@@ -27,7 +27,7 @@ from arena.course.season.archives import Refused
 from arena.course_web.auth import signed_in, staff_only, student_only
 from arena.course_web.charts import rating_chart
 from arena.course_web.forms import checked_form, json_for_script
-from arena.match.records import GameRecord
+from arena.match.records import Forfeiture, GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
 
@@ -323,14 +323,19 @@ def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) 
     own = {seat for seat, p in enumerate(record.players) if bot_student(p, names) == viewer}
     logs = {seat: text for seat, text in record.logs.items() if seat.isdigit() and int(seat) in own}
     moves = [m if m.seat in own else dataclasses.replace(m, info={}) for m in record.moves]
-    forfeit = record.forfeit
-    if forfeit and forfeit.get("seat") is not None and forfeit["seat"] not in own:
-        forfeit = {**forfeit, "detail": str(forfeit.get("detail", "")).split(PRINTED, 1)[0]}
-    if forfeit and forfeit.get("both"):
-        forfeit = {**forfeit, "both": [s if s.get("seat") in own else
-                                       {**s, "detail": str(s.get("detail", "")).split(PRINTED, 1)[0]}
-                                       for s in forfeit["both"]]}
-    return dataclasses.replace(record, players=players, logs=logs, moves=moves, forfeit=forfeit)
+    forfeit = record.forfeiture
+
+    def unprinted(side: Forfeiture) -> Forfeiture:  # what another's bot printed is not shown
+        if side.seat is None or side.seat in own:
+            return side
+        return dataclasses.replace(side, detail=side.detail.split(PRINTED, 1)[0])
+
+    if forfeit is not None:
+        forfeit = unprinted(forfeit)
+        if forfeit.both:
+            forfeit = dataclasses.replace(forfeit, both=tuple(unprinted(side) for side in forfeit.both))
+    return dataclasses.replace(record, players=players, logs=logs, moves=moves,
+                               forfeit=forfeit.to_dict() if forfeit is not None else None)
 
 
 def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:

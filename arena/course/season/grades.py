@@ -52,12 +52,10 @@ class GradeRow:
 
 def lost_on_time(record: GameRecord, player: str) -> bool:
     """`player` lost `record` on time (alone or with its opponent)."""
-    forfeit = record.forfeit or {}
     if player not in record.players:
         return False
-    seat = record.players.index(player)
-    sides = [forfeit, *forfeit.get("both", [])]
-    return any(s.get("seat") == seat and s.get("reason") == Forfeit.TIMEOUT.value for s in sides)
+    side = record.forfeit_of(record.players.index(player))
+    return side is not None and side.reason == Forfeit.TIMEOUT
 
 
 def _phases(course: Course) -> dict[str, list[str]]:

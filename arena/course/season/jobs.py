@@ -67,7 +67,8 @@ def play_judged(spec: MatchSpec, play: PlayGames = play_each) -> tuple[list[Game
     records = play([spec])
     replayed = 0
     for _ in range(LOAD_REPLAYS):
-        again = [i for i, record in enumerate(records) if (record.forfeit or {}).get("under_load")]
+        again = [i for i, record in enumerate(records)
+                 if record.forfeiture is not None and record.forfeiture.under_load]
         if not again:
             break
         numbers = tuple(spec.game_numbers[i] for i in again)
@@ -113,15 +114,8 @@ def verdict(records: list[GameRecord], name: str) -> tuple[SubmissionStatus, str
 
 def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
     """(reason, detail) when seat `seat` forfeited `record` (alone or with its opponent)."""
-    forfeit = record.forfeit
-    if not forfeit:
-        return None
-    if forfeit.get("seat") == seat:
-        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")
-    for side in forfeit.get("both", []):
-        if side.get("seat") == seat:
-            return Forfeit(side["reason"]), side.get("detail", "")
-    return None
+    side = record.forfeit_of(seat)
+    return (Forfeit(side.reason), side.detail) if side is not None else None
 
 
 def _cut(text: str) -> str:
