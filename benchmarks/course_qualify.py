@@ -7,7 +7,7 @@ A temporary course (Domineering 6x6, `--time` a move, `--games` qualification ga
 `Workers` thread, sandbox on. For each kit (the Python stdio kit and the C++ kit, zipped as a
 student would), each run uploads it again and measures the wall time from `submit` to the
 final status; beside it, the build's time (build.sh in the sandbox) and the submission's
-qualification games (`jobs.play_games` with the built command) run again directly. The
+qualification games (`Course.play` with the built command) run again directly. The
 server's share is the total minus the job's own build (its log's last line says how long it took)
 and the games played again. The issue's goal: at most 2 s.
 """
@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from arena.course.background.submissions import Workers  # noqa: E402
 from arena.course.config import course_toml as config
-from arena.course.season import jobs  # noqa: E402
-from arena.course.season.jobs import Workers  # noqa: E402
 from arena.course.course import Course  # noqa: E402
+from arena.course.season import jobs  # noqa: E402
 
 KITS = Path(__file__).resolve().parents[1] / "examples" / "kits"
 GOAL_S = 2.0
@@ -72,7 +72,7 @@ def measure(course: Course, kit: str, data: bytes) -> tuple[float, float, float]
     build_s = float(found[1]) if found else 0.0  # the job's own build, as its log's footer says
     command = tuple(shlex.split(course.store.submission_row(sub.id)["command"]))  # type: ignore[index]
     began = time.monotonic()
-    jobs.play_games([jobs.qualification_spec(course.config, 10_000 + sub.id, "bench", command)])
+    course.play([jobs.qualification_spec(course.config, 10_000 + sub.id, "bench", command)])
     return total, build_s, time.monotonic() - began
 
 

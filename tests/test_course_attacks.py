@@ -26,9 +26,9 @@ from course_helpers import (
 )
 
 from arena.cell import sandbox
+from arena.course.background.submissions import Workers
 from arena.course.course import Course
 from arena.course.season import archives
-from arena.course.season.jobs import Workers
 
 try:
     import httpx

@@ -29,7 +29,7 @@ def test_a_bad_final_is_one_line_at_check_and_at_load(tmp_path):
         Course(directory, sandbox="off")
 
 
-def test_three_problems_are_three_lines(tmp_path):
+def test_every_problem_is_a_line_the_sections_with_the_courses_own_keys(tmp_path):
     directory = make_course(tmp_path / "c")
     text = (directory / "course.toml").read_text().replace("upload_interval_s = 0", 'upload_interval_s = "x"')
     text = text.replace("qualification_games = 1", "qualification_games = 0")
@@ -37,9 +37,10 @@ def test_three_problems_are_three_lines(tmp_path):
     (directory / "course.toml").write_text(text)
     code, _, err = arena("course", "check", str(directory))
     lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 3, err  # course.toml's own keys first: the season's need them
+    assert code == 2 and len(lines) == 4, err  # the season's sections with course.toml's own keys
     assert "colour: unknown key" in lines[0]
     assert "qualification_games" in lines[1] and "upload_interval_s" in lines[2]
+    assert "grading.penalty_per" in lines[3]
     text = text.replace("colour = 2\n", "").replace('upload_interval_s = "x"', "upload_interval_s = 0")
     text = text.replace("qualification_games = 0", "qualification_games = 1")
     text += '[privacy]\npseudonyms = "yes"\n[final]\ngames = 3\n'

@@ -124,3 +124,97 @@ def test_the_roster_is_read_and_bad_lines_are_named(tmp_path):
         with pytest.raises(CourseError) as caught:
             config.read_roster(path)
         assert str(caught.value).startswith(str(path)) and expected in str(caught.value), text
+
+
+def test_the_seasons_sections_are_read_once_at_load_into_typed_frozen_values(tmp_path):
+    import dataclasses
+
+    course = config.load(write(tmp_path, """
+        game = "domineering"
+        [[phases]]
+        name = "search"
+        deadline = 2026-12-03T23:59:00+01:00
+        requires = { score = { against = "greedy", at_least = 0.7, games = 10 } }
+        [extensions]
+        s1 = "1d 12h"
+        [ladder]
+        games_per_hour = 3
+        time = 0.5
+        [final]
+        format = "swiss"
+        rounds = 3
+        [grading]
+        bonus = [4, 2]
+        [privacy]
+        pseudonyms = true
+        """))
+    [phase] = course.season.phases
+    assert (phase.name, phase.score.against, phase.score.games) == ("search", "greedy", 10)
+    assert course.season.extension_for("s1") == timedelta(hours=36)
+    assert course.season.extension_for("s2") == timedelta(0)
+    assert (course.ladder.games_per_hour, course.ladder.time_control.per_move) == (3.0, 0.5)
+    assert (course.final.format, course.final.rounds) == ("swiss", 3)
+    assert (course.grading.bonus, course.privacy.pseudonyms) == ((4, 2), True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        course.final.rounds = 4  # type: ignore[misc]
+    assert course.roster_problems({"s2"}) == [f"{tmp_path / 'course.toml'}: extensions.s1: no such student "
+                                              "in the roster"]
+    assert course.roster_problems({"s1"}) == []
+
+
+def test_every_problem_of_every_section_is_told_at_load_one_line_each(tmp_path):
+    """The course's own keys and each season section, checked together: one line a problem."""
+    with pytest.raises(CourseError) as caught:
+        config.load(write(tmp_path, """
+            game = "domineering"
+            upload_max_mb = -1
+            [[phases]]
+            name = "a"
+            deadline = 2026-01-01T00:00:00
+            [ladder]
+            games_per_hour = true
+            [final]
+            games = 3
+            [grading]
+            timeout_penalty = -1
+            [privacy]
+            pseudonyms = "yes"
+            """))
+    lines = str(caught.value).splitlines()
+    keys = [line.removeprefix(f"{tmp_path / 'course.toml'}: ").split(":")[0] for line in lines]
+    assert keys == ["upload_max_mb", "phases[1].deadline", "ladder.games_per_hour", "final.games",
+                    "grading.timeout_penalty", "privacy.pseudonyms"], lines
+
+
+@pytest.mark.parametrize("value, bounds, ok", [
+    (1, {}, True), (1.5, {"whole": True}, False), (True, {}, False), (False, {"least": 0}, False),
+    (float("inf"), {}, False), (float("nan"), {}, False), ("1", {}, False), (0, {"above": 0}, False),
+    (0, {"least": 0}, True), (1000, {"whole": True, "least": 1, "most": 1000}, True),
+    (1e6, {"below": 1e6}, False), (2, {"most": 1}, False),
+])
+def test_one_number_check_for_every_key(value, bounds, ok):
+    from arena.course.config import checks
+
+    assert checks.is_number(value, **bounds) is ok
+
+
+def test_times_and_durations_are_read_alike_everywhere():
+    from arena.course.config import checks
+
+    assert checks.moment("2026-03-01T23:59:00Z") == datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
+    for bad, why in (("2026-03-01T23:59:00", "has no zone"), ("soon", "not an ISO 8601 time"),
+                     (5, "must be a time with its zone")):
+        with pytest.raises(ValueError, match=why):
+            checks.moment(bad)
+    assert checks.duration("2d 1h") == timedelta(hours=49)
+    assert checks.duration_text(timedelta(hours=49)) == "49h"
+    for bad in ("", "0h", "two days", 48, None):
+        with pytest.raises(ValueError):
+            checks.duration(bad)
+
+
+def test_the_ladder_models_course_toml_takes_are_the_ones_the_ladder_has():
+    from arena.course.config.sections import LADDER_MODELS
+    from arena.course.season.ladder import MODELS
+
+    assert set(LADDER_MODELS) == set(MODELS)

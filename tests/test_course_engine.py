@@ -22,11 +22,11 @@ from conftest import ENV, require
 from test_kits import READY
 
 from arena.cell import cgroup, sandbox
+from arena.course.background.submissions import Workers
 from arena.course.config import course_toml as config
 from arena.course.course import Course
 from arena.course.db.store import FINAL
 from arena.course.season.archives import Refused
-from arena.course.season.jobs import Workers
 
 ROOT = Path(__file__).resolve().parents[1]
 KITS = ROOT / "examples" / "kits"
@@ -406,7 +406,7 @@ def test_active_bot_requeue_rows_and_the_active_sources_zip(course):
 WORKER_SCRIPT = """
 import sys, time
 from pathlib import Path
-from arena.course.season.jobs import Workers
+from arena.course.background.submissions import Workers
 from arena.course.course import Course
 workers = Workers(Course(Path(sys.argv[1])), concurrency=2)
 workers.start()
@@ -475,7 +475,7 @@ REFUSING_SCRIPT = """
 import sys
 from pathlib import Path
 from arena.cell.sandbox import SandboxUnavailable
-from arena.course.season.jobs import Workers
+from arena.course.background.submissions import Workers
 from arena.course.course import Course
 try:
     Workers(Course(Path(sys.argv[1]))).start()

@@ -21,10 +21,10 @@ from conftest import require
 from course_helpers import GOOD_BOT, Server, arena, make_course
 
 from arena.cell import sandbox
+from arena.course.background.season_clock import SeasonClock
 from arena.course.course import Course
 from arena.course.db.store import NewSubmission
 from arena.course.season import final, grades, privacy
-from arena.course_web.server import SeasonClock
 
 ROSTER = [("s001", "Ada Lovelace", "ada@example.org", "A"), ("s002", "Alan Turing", "alan@example.org", "A"),
           ("s003", "Grace Hopper", "grace@example.org", "B"),

@@ -16,11 +16,12 @@ from conftest import require
 from course_helpers import RAISING_BOT, arena, make_course
 
 from arena.cell import sandbox
+from arena.course.background.submissions import Workers
+from arena.course.config import checks
 from arena.course.config.course_toml import CourseError
 from arena.course.course import Course
 from arena.course.season import phases
 from arena.course.season.archives import Refused
-from arena.course.season.jobs import Workers
 
 T0 = (datetime.now(UTC) - timedelta(hours=10)).replace(microsecond=0)
 """The season starts ten hours ago: every deadline below has passed, the results are final."""
@@ -205,8 +206,8 @@ def test_a_bad_phase_is_one_line_naming_the_key(tmp_path):
     directory = make_course(tmp_path / "bad", roster=ROSTER)
     base = (directory / "course.toml").read_text()
     for extra, message in (
-            ('[[phases]]\nname = "a"\ndeadline = 2026-01-01T00:00:00\n', "phases[1].deadline: must be a time "
-             "with its zone"),
+            ('[[phases]]\nname = "a"\ndeadline = 2026-01-01T00:00:00\n',
+             "phases[1].deadline: 2026-01-01T00:00:00 has no zone: add it"),
             ('[[phases]]\nname = "a"\ndeadline = 2026-01-01T00:00:00Z\nrequires = { score = { against = '
              '"nobody", at_least = 0.5 } }\n', "phases[1].requires.score.against: must be a reference bot"),
             ('[[phases]]\nname = "a"\ndeadline = 2026-01-01T00:00:00Z\nrequires = { speed = 1 }\n',
@@ -217,8 +218,8 @@ def test_a_bad_phase_is_one_line_naming_the_key(tmp_path):
         with pytest.raises(CourseError) as error:
             Course(directory)
         assert f"{directory / 'course.toml'}: {message}" in str(error.value) and "\n" not in str(error.value)
-    assert phases.parse_duration("1d 12h") == timedelta(hours=36)
-    assert phases.parse_duration("90m") == timedelta(minutes=90)
+    assert checks.duration("1d 12h") == timedelta(hours=36)
+    assert checks.duration("90m") == timedelta(minutes=90)
 
 
 def test_before_a_deadline_the_results_are_provisional(season):

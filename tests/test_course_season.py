@@ -462,9 +462,7 @@ def stored_games(results_dir: Path) -> dict[str, str]:
 # --- what the season left (the phases' tests further down: their checks finish meanwhile) ---
 
 def season_of(course):
-    from arena.course.season.phases import season
-
-    return season(course.config)
+    return course.config.season
 
 
 def submissions(course) -> dict[str, list]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import os
+import re
 import stat
 import subprocess
 import zipfile
@@ -504,3 +506,50 @@ def test_the_pages_have_no_axe_violations(server, staff, ada, browser, axe_sourc
     browser.get(server.url + "/login")
     found["/login"] = test_site_live.axe_violations(browser, axe_source)
     assert {path: v for path, v in found.items() if v} == {}
+
+
+def test_one_guard_answers_for_every_page_by_who_asks(course, server, staff, alan):
+    """Every route behind the sign-in guard (auth.py), read from the app: nobody signed in is sent
+    to sign in (a page's JSON poll: 404), a student gets 404 on staff pages, staff on students'."""
+    from arena.course.course import Course
+    from arena.course_web.app import create_app
+
+    guarded = [(method, route.path, route.endpoint.guard) for route in create_app(Course(course)).routes
+               if hasattr(getattr(route, "endpoint", None), "guard")
+               for method in sorted(route.methods or ()) if method != "HEAD"]
+    paths = {path for _, path, _ in guarded}
+    assert {"/me", "/me/submit", "/staff", "/staff/audit", "/staff/final/{action}", "/ladder"} <= paths
+    assert all(path.startswith("/staff") or path == "/submissions/{id:int}/requeue"
+               for _, path, (who, _) in guarded if who == "staff")
+    nobody = httpx.Client(base_url=server.url, timeout=30)
+    csrf = {"student": csrf_of(alan.get("/me").text), "staff": csrf_of(staff.get("/staff").text)}
+    try:
+        for method, path, (who, anonymous) in guarded:
+            url = re.sub(r"\{[^}]+\}", "1", path).replace("/students/1", "/students/s001")
+            answer = nobody.request(method, url)
+            if anonymous == "404":
+                assert answer.status_code == 404, f"{method} {path}: {answer.status_code}"
+            else:
+                assert answer.status_code == 303, f"{method} {path}: {answer.status_code}"
+                assert answer.headers["location"].startswith("/login?next="), path
+            for client, kind in ((alan, "student"), (staff, "staff")):
+                if who in ("anyone", kind):
+                    continue
+                data = {"csrf": csrf[kind]} if method == "POST" else None
+                answer = client.request(method, url, data=data)
+                assert answer.status_code == 404, f"{kind}: {method} {path}: {answer.status_code}"
+    finally:
+        nobody.close()
+
+
+def test_the_pages_script_is_handed_the_statuses(ada):
+    """course.js compares against the statuses it is handed (data-states), as the enums say."""
+    from arena.course.db.states import STATES_JSON
+
+    page = ada.get("/me").text
+    found = re.search(r'<script src="/static/course/course.js"[^>]* data-states="([^"]*)"', page)
+    assert found and json.loads(html.unescape(found.group(1))) == json.loads(STATES_JSON)
+    a_id = statuses(ada)[0]["id"]
+    found = re.search(r'data-states="([^"]*)"', ada.get(f"/submissions/{a_id}").text)
+    assert found and json.loads(html.unescape(found.group(1)))["finished"] == ["qualified", "failed"]
+    assert statuses(ada)[0]["status"] in ("qualified", "failed")  # the JSON's strings, as before

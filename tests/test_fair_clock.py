@@ -150,11 +150,10 @@ def judged(bot: BotSpec, per_move: float) -> MatchSpec:
                      params={"rows": 5, "cols": 5}, limits=Limits())
 
 
-def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(heavy_hog, monkeypatch):
+def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(heavy_hog):
     player = FirstCallUnderLoad(heavy_hog)
-    monkeypatch.setattr(jobs, "_player", player)
     # 0.12 s of CPU a move at 0.4 s: past the clock with 2/9 of a core, well within it with half a core
-    records, replayed = jobs.play_judged(judged(burner(0.3, 0.4), 0.4))
+    records, replayed = jobs.play_judged(judged(burner(0.3, 0.4), 0.4), player.play)
     # under the hog the game is lost on time, under load; it is played again once the hog is gone
     # (again, within the two replays, if someone else's load made it lose on time again)
     assert 2 <= len(player.calls) <= 1 + jobs.LOAD_REPLAYS and replayed == len(player.calls) - 1

@@ -311,3 +311,45 @@ def test_no_room_holds_more_than_a_quarter_of_the_code():
         print(f"  {room:20} {count:6} {count / total:6.1%}")
     big = {room: f"{count / total:.1%}" for room, count in lines.items() if count > ROOM_SHARE_MAX * total}
     assert not big, f"rooms over a quarter of the code: {big}"
+
+
+def test_only_the_server_wires_the_web_front_and_the_background_together():
+    """arena.course.background (the server's threads) is imported by arena/course_web/server.py
+    alone; below it (course.py, season/, db/, config/) nothing imports it: arrows point one way."""
+    wrong = []
+    for path in _sources("arena"):
+        where = path.relative_to(ROOT).as_posix()
+        if where == "arena/course_web/server.py" or where.startswith("arena/course/background/"):
+            continue
+        wrong += [f"{where} imports {name}" for name in _imports(path)
+                  if name.startswith("arena.course.background")]
+    assert not wrong
+
+
+def _module_state(path: Path) -> list[str]:
+    """A module's run-time wiring: `global` statements, and module-level names bound to an empty
+    dict, set or list (a registry the running code fills) or annotated as possibly None."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found = [f"global {', '.join(n.names)}" for n in ast.walk(tree) if isinstance(n, ast.Global)]
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            target, value, note = node.target.id, node.value, ast.unparse(node.annotation)
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            target, value, note = node.targets[0].id, node.value, ""
+        else:
+            continue
+        empty = (isinstance(value, ast.Dict | ast.Set | ast.List) and not getattr(value, "elts", None)
+                 and not getattr(value, "keys", None)) or (
+            isinstance(value, ast.Call) and ast.unparse(value) in ("dict()", "set()", "list()"))
+        if empty or "None" in note:
+            found.append(target)
+    return found
+
+
+def test_the_course_keeps_no_wiring_in_module_globals():
+    """What decides how the course's games are played, which runner a ladder request wakes, the
+    final's thread and the phases' lock belong to the objects that own them (the Course), not to
+    module globals every course of a process shares."""
+    found = {path.relative_to(ROOT).as_posix(): names for path in _sources("arena/course", "arena/course_web")
+             if (names := _module_state(path))}
+    assert not found, found

@@ -81,16 +81,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     """arena course check DIR: every problem of course.toml and the roster, one line each (exit 2),
     or what was read (exit 0). Opens no database and starts nothing."""
     from arena.course.config import course_toml as config
-    from arena.course.season import settings
 
     problems: list[str] = []
-    loaded = config.load(Path(args.directory))  # its problems, all of them, first: the season's need the rest
+    loaded = config.load(Path(args.directory))  # its problems, all of them, the season's sections' too
     try:
         students = config.read_roster(loaded.roster)
     except CourseError as exc:
         problems.append(str(exc))
         students = None
-    problems += settings.problems(loaded, {s.id for s in students} if students is not None else None)
+    if students is not None:
+        problems += loaded.roster_problems({s.id for s in students})
     if problems:
         raise CourseError("\n".join(problems))
     assert students is not None
@@ -134,7 +134,7 @@ def cmd_phases(args: argparse.Namespace) -> int:
     from arena.course.season import phases
 
     course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
-    season = phases.season(course.config)
+    season = course.config.season
     if not season.phases:
         print(f"{course.config.path}: no [[phases]] (docs/course.md, \"Phases\")")
         return EXIT_OK

@@ -481,19 +481,17 @@ def _check_records(records: list, name: str, games: int) -> str | None:
         return f"the check match ended after {len(records)} of {games} games"
     for record in records:
         seat = record.players.index(name)
-        forfeit = record.forfeit or {}
+        failure = record.forfeit_of(seat)
         output = record.logs.get(str(seat), "").strip()
-        failed = [f for f in forfeit.get("both", [forfeit]) if f.get("seat") == seat]
-        if forfeit and (failed or forfeit.get("seat") == seat):
-            failure = failed[0] if failed else forfeit
+        if failure is not None:
             # a detail quoting what the bot printed before its hello: its first line here, the
             # lines once, below
-            head, _, printed = str(failure.get("detail") or "").partition("\n")
+            head, _, printed = failure.detail.partition("\n")
             head = head.strip().removesuffix("; it printed:")
             output = output or printed.strip()
             detail = f" ({head})" if head else ""
             shown = f"\nits last output:\n{_last_lines(output)}" if output else ""
-            return (f"bot {name!r}: {failure.get('reason')} in game {record.game_id} after "
+            return (f"bot {name!r}: {failure.reason} in game {record.game_id} after "
                     f"{len(record.moves)} plies{detail}{shown}")
         errors = [m.info["error"] for m in record.moves
                   if m.seat == seat and isinstance(m.info.get("error"), str)]

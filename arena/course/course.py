@@ -2,7 +2,10 @@
 
 It loads course.toml, opens the store, syncs the students from the roster, takes submissions
 (checked, stored and committed before `submit` returns) and answers what students and staff
-see. It runs nothing: `arena.course.season.jobs.Workers(course)` builds and qualifies.
+see. It runs nothing itself: the background threads (arena/course/background) build, qualify
+and play, through what the Course owns for them: its game player (`player`, set while Workers
+run: how every course game is played, `play`), the listeners woken by an upload or a ladder
+request, the final's thread and the lock phase judging takes.
 """
 from __future__ import annotations
 
@@ -15,13 +18,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
+from arena.course.db.states import SubmissionStatus
 from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
-from arena.course.season import archives, phases, settings
+from arena.course.season import archives, phases
 from arena.course.season.archives import Refused
+from arena.course.season.games import play_each
 from arena.match.records import GameRecord
+
+if TYPE_CHECKING:
+    from arena.course.season.games import GamePlayer
+    from arena.match.spec import MatchSpec
 
 __all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
 
@@ -49,7 +59,7 @@ class Submission:
     sha256: str
     size: int
     created: str
-    status: str
+    status: SubmissionStatus
     reason: str | None
     detail: str | None
     active: bool
@@ -68,7 +78,7 @@ class StudentRow:
     disabled: bool
 
     @property
-    def status(self) -> str | None:
+    def status(self) -> SubmissionStatus | None:
         return self.last.status if self.last is not None else None
 
 
@@ -87,11 +97,33 @@ class Course:
         self.store = Store(self.directory)
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
+        self.ladder_listeners: list[Callable[[], None]] = []
+        """Called after a student asked for a ladder game (LadderRunner.wake)."""
+        self.player: GamePlayer | None = None
+        """Where this course's games are played while Workers run (their GamePlayer); None: in the
+        caller's thread, one match after the other (a command, a test, a benchmark)."""
+        self.final_thread: threading.Thread | None = None
+        """The final playing in this process (arena.course.season.final.start_final), if any."""
+        self.final_lock = threading.Lock()
+        """start_final's check and start take turns on it."""
+        self.phase_lock = threading.Lock()
+        """phase_results takes it: two callers never play the same phase games at once."""
         self._locks: dict[str, threading.Lock] = {}
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
         self.store.sync_students(config.read_roster(self.config.roster))
-        settings.check(self.config, {s.id for s in self.students()})  # every bad section, at load
+        problems = self.config.roster_problems({s.id for s in self.students()})  # the rest: at load
+        if problems:
+            raise config.CourseError("\n".join(problems))
+
+    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+        """Every game of `specs`, their records in order: the one place the course plays games,
+        through the running Workers' game player, else here one match after the other. GamesLost
+        when games did not come back (PlayerStopped: the server is stopping)."""
+        player = self.player
+        if player is not None:
+            return player.play(specs)
+        return play_each(specs)
 
     def close(self) -> None:
         """Close this thread's database connection."""
@@ -228,7 +260,7 @@ class Course:
         row = self.store.submission_row(submission_id)
         if row is None or row["student_id"] != student_id:
             raise Refused(f"no submission {submission_id} of yours")
-        if row["status"] != "qualified":
+        if row["status"] != SubmissionStatus.QUALIFIED:
             raise Refused(f"submission {submission_id} is {row['status']}: only a qualified one can be "
                           "active")
         self.store.set_chosen(student_id, submission_id)
@@ -292,7 +324,7 @@ def _student(row: sqlite3.Row) -> Student:
 def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:
     """The student's active submission: the chosen one while it is qualified, else the latest
     qualified (rows newest first)."""
-    qualified = [r["id"] for r in rows if r["status"] == "qualified"]
+    qualified = [r["id"] for r in rows if r["status"] == SubmissionStatus.QUALIFIED]
     if chosen is not None and chosen in qualified:
         return chosen
     return qualified[0] if qualified else None
@@ -301,7 +333,8 @@ def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:
 def _submission(row: sqlite3.Row, active: int | None) -> Submission:
     return Submission(id=row["id"], student_id=row["student_id"], version=row["version"],
                       filename=row["filename"], protocol=row["protocol"], kind=row["kind"],
-                      sha256=row["sha256"], size=row["size"], created=row["created"], status=row["status"],
+                      sha256=row["sha256"], size=row["size"], created=row["created"],
+                      status=SubmissionStatus(row["status"]),
                       reason=row["reason"], detail=row["detail"], active=row["id"] == active,
                       finished=row["status"] in FINAL)
 

@@ -37,9 +37,10 @@ from starlette.staticfiles import StaticFiles
 from arena import __version__
 from arena.course.course import Course, StudentRow, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.season import phases
+from arena.course.db.states import STATES_JSON, FinalState, LadderState, SubmissionStatus
 from arena.course.season.archives import Refused
 from arena.course_web import signin
+from arena.course_web.auth import guard, signed_in, staff_only, student_only
 from arena.course_web.bounds import BodyLimit
 from arena.course_web.forms import NO_STORE, api_error, checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
@@ -107,6 +108,9 @@ class CourseApp:
                                trim_blocks=True, lstrip_blocks=True)
         self.env.filters["last_line"] = last_line
         self.env.filters["when"] = when
+        # the statuses as members, never string literals: in templates and in course.js's data-states
+        self.env.globals.update(SubmissionStatus=SubmissionStatus, LadderState=LadderState,
+                                FinalState=FinalState, states_json=STATES_JSON)
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
         self.guard = signin.SignInGuard()
 
@@ -223,10 +227,8 @@ class CourseApp:
                            student=student)
 
     # --- the student's pages ---
-    async def me(self, request: Request) -> Response:
-        account = await self.who(request)
-        if account is None:
-            return to_login(request)
+    @signed_in
+    async def me(self, request: Request, account: Account) -> Response:
         if account.is_staff:
             return RedirectResponse("/staff", 303)
         return await self.student_page(request, account, account.id)
@@ -248,19 +250,13 @@ class CourseApp:
                            report_max=report_max_bytes(self.course), report_phases=report_phases(self.course),
                            submitted=request.query_params.get("submitted", ""))
 
-    async def my_statuses(self, request: Request) -> Response:
-        account = await self.who(request)
-        if account is None or account.is_staff:
-            raise HTTPException(404)
+    @guard("student", anonymous="404")
+    async def my_statuses(self, request: Request, account: Account) -> Response:
         subs = await run_in_threadpool(self.course.submissions, account.id)
         return JSONResponse({"submissions": [submission_json(s) for s in subs]}, headers=NO_STORE)
 
-    async def upload(self, request: Request) -> Response:
-        account = await self.who(request)
-        if account is None:
-            return to_login(request)
-        if account.is_staff:
-            raise HTTPException(404)
+    @student_only
+    async def upload(self, request: Request, account: Account) -> Response:
         too_big = self.too_big(request)
         if too_big:
             return await self.student_page(request, account, account.id, too_big, 413)
@@ -392,18 +388,8 @@ class CourseApp:
         return account, await self.visible(request, account, request.path_params["id"])
 
     # --- staff ---
-    async def staff_account(self, request: Request) -> Account | Response:
-        account = await self.who(request)
-        if account is None:
-            return to_login(request)
-        if not account.is_staff:
-            raise HTTPException(404)
-        return account
-
-    async def staff_home(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def staff_home(self, request: Request, account: Account) -> Response:
         rows = await run_in_threadpool(self.course.rows)
         versions = await run_in_threadpool(self.active_versions, rows)
         from arena.course.season.disqualify import disqualified
@@ -422,16 +408,12 @@ class CourseApp:
                     found[s.id] = s.version
         return found
 
-    async def staff_student(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def staff_student(self, request: Request, account: Account) -> Response:
         return await self.student_page(request, account, request.path_params["sid"])
 
-    async def requeue(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def requeue(self, request: Request, account: Account) -> Response:
         await checked_form(request)
         s = await self.visible(request, account, request.path_params["id"])
         if not s.finished:
@@ -443,10 +425,8 @@ class CourseApp:
                                 f"submission {s.id} (version {s.version}, was {s.status})")
         return RedirectResponse(f"/submissions/{s.id}", 303)
 
-    async def disable(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def disable(self, request: Request, account: Account) -> Response:
         form = await checked_form(request)
         sid = request.path_params["sid"]
         if await run_in_threadpool(self.course.student, sid) is None:
@@ -456,11 +436,9 @@ class CourseApp:
         await run_in_threadpool(self.accounts.audit, account.id, "disabled" if disabled else "enabled", sid)
         return RedirectResponse(f"/staff/students/{quote(sid)}", 303)
 
-    async def end_sessions(self, request: Request) -> Response:
+    @staff_only
+    async def end_sessions(self, request: Request, account: Account) -> Response:
         """Staff sign a student out everywhere (a lost laptop, a shared password): audit-logged."""
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
         await checked_form(request)
         sid = request.path_params["sid"]
         if await run_in_threadpool(self.course.student, sid) is None:
@@ -470,10 +448,8 @@ class CourseApp:
                                 f"{ended} session{'s' if ended != 1 else ''}")
         return RedirectResponse(f"/staff/students/{quote(sid)}", 303)
 
-    async def active_zip(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def active_zip(self, request: Request, account: Account) -> Response:
         data = await run_in_threadpool(self.course.active_sources_zip)
         await run_in_threadpool(self.accounts.audit, account.id, "downloaded all active sources", "",
                                 f"{len(data):,} bytes")
@@ -481,10 +457,8 @@ class CourseApp:
         return Response(data, media_type="application/zip", headers={
             **NO_STORE, "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
-    async def audit(self, request: Request) -> Response:
-        account = await self.staff_account(request)
-        if isinstance(account, Response):
-            return account
+    @staff_only
+    async def audit(self, request: Request, account: Account) -> Response:
         entries = await run_in_threadpool(self.accounts.audit_log)
         return self.render(request, "audit.html", entries=entries)
 
@@ -559,13 +533,13 @@ def held_off(account_id: str, which: str, wait_s: float) -> str:
 
 def report_phases(course: Course) -> list[str]:
     """The names of the phases that take a report (course.toml's [[phases]] with report = true)."""
-    return [p.name for p in phases.season(course.config).phases if p.report]
+    return [p.name for p in course.config.season.phases if p.report]
 
 
 def report_max_bytes(course: Course) -> int:
     """The largest report an upload may carry (0 where no phase asks for one); the course's
     submit checks it against the current phase's own limit."""
-    return max((p.report_max_bytes for p in phases.season(course.config).phases if p.report), default=0)
+    return max((p.report_max_bytes for p in course.config.season.phases if p.report), default=0)
 
 
 async def read_report(form: FormData, limit: int) -> tuple[str, bytes] | None:

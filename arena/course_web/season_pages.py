@@ -24,9 +24,10 @@ from starlette.routing import Route
 
 import rules
 from arena.course.season.archives import Refused
+from arena.course_web.auth import signed_in, staff_only, student_only
 from arena.course_web.charts import rating_chart
-from arena.course_web.forms import checked_form, json_for_script, to_login
-from arena.match.records import GameRecord
+from arena.course_web.forms import checked_form, json_for_script
+from arena.match.records import Forfeiture, GameRecord
 from arena.site.model import PRINTED
 from arena.tournament.store import StoreError
 
@@ -78,11 +79,9 @@ class SeasonPages:
             self._ladder = Ladder(self.course)
         return self._ladder
 
-    async def signed_in(self, request: Request) -> Account | Response:
-        account = await self.views.who(request)
-        if account is None:
-            return to_login(request)
-        return account
+    async def who(self, request: Request) -> Account | None:
+        """The signed-in account (CourseApp.who), for the sign-in guard (auth.py)."""
+        return await self.views.who(request)
 
     def names(self, viewer: Account) -> dict[str, str]:
         """Student id -> the name `viewer` sees: pseudonyms on public pages when [privacy] says so,
@@ -93,10 +92,8 @@ class SeasonPages:
                 for s in self.course.students()}
 
     # --- the ladder ---
-    async def leaderboard(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @signed_in
+    async def leaderboard(self, request: Request, account: Account) -> Response:
         context = await run_in_threadpool(self.leaderboard_context, account)
         return self.views.render(request, "ladder.html", error=request.query_params.get("error", ""),
                                  **context)
@@ -119,10 +116,8 @@ class SeasonPages:
                        opponents=opponents, on_ladder=any(r.student_id == account.id for r in table))
         return context
 
-    async def history(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @signed_in
+    async def history(self, request: Request, account: Account) -> Response:
         sid = request.path_params["sid"]
         if not account.is_staff and sid != account.id:
             raise HTTPException(404)
@@ -138,13 +133,9 @@ class SeasonPages:
         return self.views.render(request, "ladder_student.html", student=student,
                                  **await run_in_threadpool(context))
 
-    async def request_game(self, request: Request) -> Response:
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
+    @student_only
+    async def request_game(self, request: Request, account: Account) -> Response:
         form = await checked_form(request)
-        if account.is_staff:
-            raise HTTPException(404)
         opponent = str(form.get("opponent", "")).strip()
         opponent = await run_in_threadpool(opponent_id, self.course, opponent)
         try:
@@ -153,13 +144,11 @@ class SeasonPages:
             return RedirectResponse(f"/ladder?error={quote(str(exc))}#request", 303)
         return RedirectResponse(f"/ladder/games/{game_id}", 303)
 
-    async def ladder_game(self, request: Request) -> Response:
+    @signed_in
+    async def ladder_game(self, request: Request, account: Account) -> Response:
         from arena.site import model as site_model
         from arena.tournament.store import StoredGame
 
-        account = await self.signed_in(request)
-        if isinstance(account, Response):
-            return account
         gid = request.path_params["gid"]
         n = request.query_params.get("n", "1")
 
@@ -179,7 +168,7 @@ class SeasonPages:
         if record is None:
             if game.game_ids and n != "1":
                 raise HTTPException(404)
-            waiting = {} if game.state in ("done", "errored") else {"refresh_s": GAME_POLL_S}
+            waiting = {} if game.state.over else {"refresh_s": GAME_POLL_S}
             return self.views.render(request, "ladder_wait.html", game=row, poll_s=GAME_POLL_S, **waiting)
         shown = shown_record(record, names, None if account.is_staff else account.id)
         stored = StoredGame("ladder", int(n), shown)
@@ -207,27 +196,20 @@ class SeasonPages:
             "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}"})
 
     # --- staff ---
-    async def staff(self, request: Request) -> Account | Response:
-        return await self.views.staff_account(request)
-
-    async def phases(self, request: Request) -> Response:
+    @staff_only
+    async def phases(self, request: Request, account: Account) -> Response:
         from arena.course.season.phases import phase_results
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         results = await run_in_threadpool(phase_results, self.course)
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
         return self.views.render(request, "phases.html", phases=phase_tables(self.course, results),
                                  students=students)
 
-    async def grades(self, request: Request) -> Response:
+    @staff_only
+    async def grades(self, request: Request, account: Account) -> Response:
         from arena.course.season.grades import grades
         from arena.course.season.grades import provisional as grades_provisional
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             rows = await run_in_threadpool(grades, self.course)
             provisional = await run_in_threadpool(grades_provisional, self.course)
@@ -235,12 +217,10 @@ class SeasonPages:
             return self.views.render(request, "grades.html", rows=[], problem=str(exc), provisional=True)
         return self.views.render(request, "grades.html", rows=rows, problem="", provisional=provisional)
 
-    async def grades_csv(self, request: Request) -> Response:
+    @staff_only
+    async def grades_csv(self, request: Request, account: Account) -> Response:
         from arena.course.season.grades import csv_text
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             text = await run_in_threadpool(csv_text, self.course)
         except ValueError as exc:
@@ -249,12 +229,10 @@ class SeasonPages:
         return Response(text, media_type="text/csv; charset=utf-8", headers={
             "Cache-Control": "no-store", "Content-Disposition": "attachment; filename=grades.csv"})
 
-    async def similarity(self, request: Request) -> Response:
+    @staff_only
+    async def similarity(self, request: Request, account: Account) -> Response:
         from arena.course.season.similarity import clusters, settings, similar_pairs
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         threshold = request.query_params.get("threshold", "")
         kwargs = {}
         if threshold:
@@ -271,12 +249,10 @@ class SeasonPages:
                                  students=students,
                                  threshold=threshold or f"{settings(self.course.config).threshold:g}")
 
-    async def final(self, request: Request) -> Response:
+    @staff_only
+    async def final(self, request: Request, account: Account) -> Response:
         from arena.course.season.final import final_status
 
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         try:
             status = await run_in_threadpool(final_status, self.course)
         except StoreError as exc:  # its results database is being made this moment, or is broken
@@ -289,11 +265,9 @@ class SeasonPages:
         return self.views.render(request, "final.html", final=status, tables=final_tables(status, names),
                                  done=request.query_params.get("done", ""), rerun_warning=warning)
 
-    async def final_action(self, request: Request) -> Response:
+    @staff_only
+    async def final_action(self, request: Request, account: Account) -> Response:
         from arena.course.season import final
-        account = await self.staff(request)
-        if isinstance(account, Response):
-            return account
         form = await checked_form(request)
         action = request.path_params["action"]
         if action == "rerun":  # cannot be undone: the form asks for the run number it replaces
@@ -370,7 +344,7 @@ def ladder_game_row(game: Any, names: dict[str, str], side: str | None = None) -
         score = None if score is None else len(game.game_ids) - score
     return {"id": game.id, "players": [shown_bot(p, names) for p in players], "rated": game.rated,
             "state": game.state, "detail": game.detail, "games": len(game.game_ids), "score": score,
-            "time": game.created, "finished": game.state in ("done", "errored")}
+            "time": game.created, "finished": game.state.over}
 
 
 def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) -> GameRecord:
@@ -383,24 +357,27 @@ def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) 
     own = {seat for seat, p in enumerate(record.players) if bot_student(p, names) == viewer}
     logs = {seat: text for seat, text in record.logs.items() if seat.isdigit() and int(seat) in own}
     moves = [m if m.seat in own else dataclasses.replace(m, info={}) for m in record.moves]
-    forfeit = record.forfeit
-    if forfeit and forfeit.get("seat") is not None and forfeit["seat"] not in own:
-        forfeit = {**forfeit, "detail": str(forfeit.get("detail", "")).split(PRINTED, 1)[0]}
-    if forfeit and forfeit.get("both"):
-        forfeit = {**forfeit, "both": [s if s.get("seat") in own else
-                                       {**s, "detail": str(s.get("detail", "")).split(PRINTED, 1)[0]}
-                                       for s in forfeit["both"]]}
-    return dataclasses.replace(record, players=players, logs=logs, moves=moves, forfeit=forfeit)
+    forfeit = record.forfeiture
+
+    def unprinted(side: Forfeiture) -> Forfeiture:  # what another's bot printed is not shown
+        if side.seat is None or side.seat in own:
+            return side
+        return dataclasses.replace(side, detail=side.detail.split(PRINTED, 1)[0])
+
+    if forfeit is not None:
+        forfeit = unprinted(forfeit)
+        if forfeit.both:
+            forfeit = dataclasses.replace(forfeit, both=tuple(unprinted(side) for side in forfeit.both))
+    return dataclasses.replace(record, players=players, logs=logs, moves=moves,
+                               forfeit=forfeit.to_dict() if forfeit is not None else None)
 
 
 def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:
     """The phases in course.toml's order, each with its results (in student id order), how many
     passed, its deadline and what it asks for."""
-    from arena.course.season.phases import season
-
     game = rules.load(course.config.game, **course.config.params)
     tables = []
-    for phase in season(course.config).phases:
+    for phase in course.config.season.phases:
         mine = [{"r": r, "disagreements": [shown_position(game, *d) for d in r.disagreements]}
                 for r in results if r.phase == phase.name]
         tables.append({"name": phase.name, "deadline": phase.deadline.isoformat(),

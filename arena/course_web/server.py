@@ -5,13 +5,16 @@ The server refuses to run students' code unisolated: where bubblewrap cannot san
 why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
 socket itself, so `--port 0` takes a free port and the first line printed names the address.
 Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladder's games
-(arena/course/season/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking requests and
-finishes the ones under way, then the ladder and the workers finish their games and jobs (a job
-cut short by a harder kill is resumed on the next start: jobs.Workers).
+(arena/course/background/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking
+requests and finishes the ones under way, then the ladder and the workers finish their games and jobs
+(a job cut short by a harder kill is resumed on the next start: background/submissions.py).
 
-The season clock (`SeasonClock`) is a thread of the server that starts the final tournament
-(arena.course.season.final) once the last deadline plus the longest extension has passed, and resumes a
-final a stopped server left unfinished.
+The season clock (arena/course/background/season_clock.py) is a thread of the server that starts the
+final tournament (arena.course.season.final) once the last deadline plus the longest extension has
+passed, and resumes a final a stopped server left unfinished.
+
+This module is the one place that wires the web front (arena.course_web.app) and the background
+threads (arena.course.background) together, over one Course.
 """
 from __future__ import annotations
 
@@ -19,16 +22,12 @@ import logging
 import signal
 import socket
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from arena.cell import sandbox
 from arena.course_web import serve_lock
-
-if TYPE_CHECKING:
-    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -36,58 +35,6 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 STOP_WAIT_S = 60.0
 """How long a stop waits for the workers' running jobs before leaving them to the next start."""
-
-
-SEASON_TICK_S = 5.0
-"""How often the season clock looks whether the final is due."""
-
-
-class SeasonClock:
-    """A thread that starts (or resumes) the final when `arena.course.season.final.due` says so, looking
-    every `tick_s` seconds; `stop()` ends the thread (a final it started plays on in its own thread
-    until the process ends, then resumes at the next start)."""
-
-    def __init__(self, course: Course, tick_s: float = SEASON_TICK_S) -> None:
-        self.course = course
-        self.tick_s = tick_s
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._told: str | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, name="season-clock", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stopping.set()
-        if self._thread is not None:
-            self._thread.join(self.tick_s + 1)
-
-    def tick(self) -> None:
-        """Start the final if it is due; a reason it cannot start is logged once."""
-        from arena.course.season import final
-
-        if not final.due(self.course):
-            return
-        try:
-            final.start_final(self.course)
-            self._told = None
-        except (ValueError, OSError) as exc:  # FinalError, a tournament file or store that refuses
-            if str(exc) != self._told:
-                log.warning("the final cannot start: %s", exc)
-                print(f"arena course serve: the final cannot start: {exc}", file=sys.stderr, flush=True)
-                self._told = str(exc)
-
-    def _loop(self) -> None:
-        try:
-            while not self._stopping.is_set():
-                try:
-                    self.tick()
-                except Exception:  # the clock keeps ticking whatever one look ran into
-                    log.exception("season clock")
-                self._stopping.wait(self.tick_s)
-        finally:
-            self.course.store.close()
 
 
 class _Stopped(Exception):
@@ -151,10 +98,11 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
+    from arena.course.background.ladder import LadderRunner
+    from arena.course.background.season_clock import SeasonClock
+    from arena.course.background.submissions import Workers
     from arena.course.course import Course
     from arena.course.db.accounts import Accounts
-    from arena.course.season.jobs import Workers
-    from arena.course.season.ladder import LadderRunner
     from arena.course_web.app import create_app
     from arena.course_web.bounds import GuardedH11Protocol
 
@@ -166,7 +114,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
                       make_backend=_dask_backend(cluster) if cluster else None)
     # the ladder plays only where course.toml has a [ladder] section
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
-    app = create_app(course, Accounts(course.config.directory), https_cookies=https_cookies)
+    accounts = Accounts(course.config.directory, database=course.store.db)  # one connection manager
+    app = create_app(course, accounts, https_cookies=https_cookies)
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host

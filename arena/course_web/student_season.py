@@ -182,7 +182,7 @@ class StudentSeason:
 
 def max_report_bytes(course: Any) -> int:
     """The largest report any phase takes (0 where none takes one)."""
-    return max((p.report_max_bytes for p in phases.season(course.config).phases if p.report), default=0)
+    return max((p.report_max_bytes for p in course.config.season.phases if p.report), default=0)
 
 
 def seen_names(course: Any, viewer: str) -> dict[str, str]:
@@ -229,7 +229,7 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
 
     config = course.config
     now = utc_now()
-    season = phases.season(config)
+    season = config.season
     extension = season.extensions.get(student_id)
     game = rules.load(config.game, **config.params)
     results = {r.phase: r for r in student_results(course, student_id, now)}
@@ -262,7 +262,7 @@ def student_results(course: Any, student_id: str, now: datetime) -> list[Any]:
     not run yet (kept: once a version), no other student's."""
     from datetime import timedelta
 
-    s = phases.season(course.config)
+    s = course.config.season
     with phases._lock(course.directory):
         return [phases._judge(course, p, student_id, p.deadline + s.extensions.get(student_id, timedelta(0)),
                               now, True) for p in s.phases]

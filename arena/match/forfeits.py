@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from arena.cell.limits import Limits
 from arena.match.players import Player
-from arena.match.records import Forfeit, GameRecord
+from arena.match.records import Forfeit, Forfeiture, GameRecord
 
 DETAIL_MAX_CHARS = 1200
 """Forfeit details are cut to this length (they quote what the bot sent, or the last lines it
@@ -62,13 +62,13 @@ def settle(forfeit: Forfeited, seated: list[Player], record: GameRecord, limits:
     """Write `forfeit` into `record`; a bot that forfeited (other than by resigning) is stopped, to
     be restarted for its next game, when `limits.restart_on_forfeit` (it may still be computing)."""
     record.reason = forfeit.reason.value
-    record.forfeit = {"seat": forfeit.seat, "reason": forfeit.reason.value, "detail": _cut(forfeit.detail)}
-    if forfeit.under_load:
-        record.forfeit["under_load"] = True
-    if forfeit.both is not None or forfeit.seat is None:  # both already failed: restarted anyway
+    double = forfeit.both is not None or forfeit.seat is None  # both already failed: restarted anyway
+    sides = tuple(Forfeiture(seat, reason, _cut(why))
+                  for seat, (reason, why) in enumerate(forfeit.both or []))
+    record.forfeit = Forfeiture(forfeit.seat, forfeit.reason, _cut(forfeit.detail),
+                                under_load=bool(forfeit.under_load), both=sides if double else None).to_dict()
+    if double:
         record.winner = None
-        record.forfeit["both"] = [{"seat": seat, "reason": reason.value, "detail": _cut(why)}
-                                  for seat, (reason, why) in enumerate(forfeit.both or [])]
         return
     record.winner = 1 - forfeit.seat
     loser = seated[forfeit.seat]

@@ -20,6 +20,51 @@ class Forfeit(StrEnum):
     """Neither bot could play (both failed to start, say): both score 0, no winner."""
 
 
+def _reason(value: Any) -> Forfeit | str:
+    """A forfeit's reason as a member of Forfeit (a reason this arena does not know, from a newer
+    one's record, stays the string it was)."""
+    try:
+        return Forfeit(value)
+    except ValueError:
+        return str(value)
+
+
+@dataclass(frozen=True)
+class Forfeiture:
+    """A forfeit as a value: the `seat` that forfeited (None when neither bot could play), why
+    (`reason`, a Forfeit), the `detail` a bot's author reads, whether it ran out of time while the
+    machine's load kept it from a CPU (`under_load`), and for a double forfeit each seat's own
+    (`both`). `to_dict`/`from_dict` are the record's JSON form, key for key (GameRecord.forfeit)."""
+
+    seat: int | None
+    reason: Forfeit | str
+    detail: str = ""
+    under_load: bool = False
+    both: tuple[Forfeiture, ...] | None = None
+    """Each seat's forfeit of a double forfeit (None: not one)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seat": self.seat, "reason": str(self.reason), "detail": self.detail}
+        if self.under_load:
+            out["under_load"] = True
+        if self.both is not None:
+            out["both"] = [side.to_dict() for side in self.both]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Forfeiture:
+        both = data.get("both")
+        seat = data.get("seat")
+        return cls(seat=seat if seat in (0, 1) else None, reason=_reason(data.get("reason", "")),
+                   detail=str(data.get("detail") or ""), under_load=bool(data.get("under_load")),
+                   both=tuple(cls.from_dict(b) for b in both if isinstance(b, dict))
+                   if isinstance(both, list) else None)
+
+    def sides(self) -> tuple[Forfeiture, ...]:
+        """Each seat's forfeit: this one, or both of a double forfeit."""
+        return self.both if self.both else (self,)
+
+
 LOADED_WAIT_SHARE = 0.25
 """A move is marked as played under load when its bot waited for a CPU (runnable, not running) for at
 least this share of the move's wall time..."""
@@ -56,7 +101,8 @@ class MoveRecord:
 @dataclass
 class GameRecord:
     """A finished game. `players` are bot names by seat; `forfeit` is set when a bot broke the rules
-    of the arena (timeout, crash...): {"seat": int, "reason": Forfeit value, "detail": str}; when
+    of the arena (timeout, crash...), the JSON form of a Forfeiture (read it as `forfeiture`, or
+    `forfeit_of(seat)`): {"seat": int, "reason": Forfeit value, "detail": str}; when
     neither bot could play, a double forfeit: {"seat": None, "reason": "double_forfeit", "detail":
     str, "both": [{"seat", "reason", "detail"} for seats 0 and 1]}. `errors`: per seat, the number of
     moves whose info carried an `error` (the bot's own exception, answered by the SDK's fallback)."""
@@ -103,12 +149,25 @@ class GameRecord:
     def from_json(cls, text: str) -> GameRecord:
         return cls.from_dict(json.loads(text))
 
+    @property
+    def forfeiture(self) -> Forfeiture | None:
+        """The forfeit as a typed value (`forfeit` is its JSON form); None: nobody forfeited."""
+        return Forfeiture.from_dict(self.forfeit) if self.forfeit else None
+
+    def forfeit_of(self, seat: int) -> Forfeiture | None:
+        """Which seat forfeited and why, asked of one seat: `seat`'s forfeit (alone, or its side of
+        a double forfeit), None when it did not forfeit."""
+        forfeit = self.forfeiture
+        if forfeit is None:
+            return None
+        return next((side for side in (forfeit, *(forfeit.both or ())) if side.seat == seat), None)
+
     def is_double_forfeit(self) -> bool:
         """Neither bot could play: no winner and both score 0 (records before the reason existed
         said "both bots failed" in the forfeit detail)."""
-        forfeit = self.forfeit or {}
-        return (forfeit.get("reason") == Forfeit.DOUBLE_FORFEIT
-                or str(forfeit.get("detail", "")).startswith("both bots failed"))
+        forfeit = self.forfeiture
+        return forfeit is not None and (forfeit.reason == Forfeit.DOUBLE_FORFEIT
+                                        or forfeit.detail.startswith("both bots failed"))
 
     def is_aborted(self) -> bool:
         """The game was aborted (see ABORTED): it has no result and counts for nobody."""

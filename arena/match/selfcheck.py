@@ -96,12 +96,11 @@ def _games(records: list[GameRecord], clock: TimeControl) -> Finding:
 
 def _forfeit(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
     """(reason, detail) when seat `seat` forfeited `record`, alone or with its opponent."""
-    forfeit = record.forfeit or {}
-    for side in [forfeit, *forfeit.get("both", [])]:
-        if side.get("seat") == seat and side.get("reason"):
-            detail = str(side.get("detail") or "").splitlines()
-            return Forfeit(side["reason"]), detail[0] if detail else ""
-    return None
+    side = record.forfeit_of(seat)
+    if side is None or not side.reason:
+        return None
+    detail = side.detail.splitlines()
+    return Forfeit(side.reason), detail[0] if detail else ""
 
 
 def _first_move(records: list[GameRecord], clock: TimeControl) -> Finding | None:

@@ -21,7 +21,7 @@ from typing import Any
 import rules
 from arena.match.clock import TimeControl
 from arena.match.movefile import format_moves, record_header
-from arena.match.records import GameRecord
+from arena.match.records import Forfeiture, GameRecord
 from arena.tournament.runner import LOCK_NAME, PLAYING_DIR
 from arena.tournament.store import StoredGame
 
@@ -63,16 +63,22 @@ def winner_seat(record: GameRecord) -> int | None:
         return method()
     if record.winner in (0, 1):
         return record.winner
-    forfeit = record.forfeit or {}
-    if forfeit.get("seat") in (0, 1) and not is_double_forfeit(record):
-        return 1 - forfeit["seat"]
+    forfeit = _forfeiture(record)
+    if forfeit is not None and forfeit.seat is not None and not is_double_forfeit(record):
+        return 1 - forfeit.seat
     return None
 
 
+def _forfeiture(record: GameRecord) -> Forfeiture | None:
+    """The record's forfeit as a typed value (a record of any age: its `forfeit` JSON form)."""
+    forfeit = getattr(record, "forfeit", None)
+    return Forfeiture.from_dict(forfeit) if isinstance(forfeit, dict) and forfeit else None
+
+
 def is_double_forfeit(record: GameRecord) -> bool:
-    forfeit = record.forfeit or {}
-    return record.reason == DOUBLE_FORFEIT or forfeit.get("reason") == DOUBLE_FORFEIT or (
-        bool(forfeit) and forfeit.get("seat") is None)
+    forfeit = _forfeiture(record)
+    return record.reason == DOUBLE_FORFEIT or forfeit is not None and (
+        forfeit.reason == DOUBLE_FORFEIT or forfeit.seat is None)
 
 
 def result(record: GameRecord) -> str:
@@ -121,19 +127,11 @@ def split_printed(detail: str) -> tuple[str, str]:
 
 def forfeits(record: GameRecord) -> list[dict[str, Any]]:
     """Each forfeit of the game as {"seat", "bot", "reason", "detail"} (two for a double forfeit)."""
-    forfeit = record.forfeit
-    if not forfeit:
+    forfeit = _forfeiture(record)
+    if forfeit is None:
         return []
-    both = forfeit.get("both")
-    items = both if isinstance(both, list) and both else [forfeit]
-    out = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        seat = item.get("seat")
-        out.append({"seat": seat, "bot": record.players[seat] if seat in (0, 1) else "both",
-                    "reason": str(item.get("reason", "unknown")), "detail": str(item.get("detail", ""))})
-    return out
+    return [{"seat": side.seat, "bot": record.players[side.seat] if side.seat is not None else "both",
+             "reason": str(side.reason or "unknown"), "detail": side.detail} for side in forfeit.sides()]
 
 
 def result_words(record: GameRecord) -> str:
@@ -482,17 +480,17 @@ CHART_HEIGHT_PX = 160
 CHART_PAD_PX = 28
 
 
-def _add_forfeit(shown: list[dict[str, Any]], forfeit: dict[str, Any], game_id: str) -> None:
+def _add_forfeit(shown: list[dict[str, Any]], item: dict[str, Any], game_id: str) -> None:
     """A bot page's forfeits: the same reason and detail (a bot that never starts fails every game
     alike) listed once, with its games and a count; plies said as the game page says them."""
-    head, printed = split_printed(str(forfeit.get("detail") or ""))
+    head, printed = split_printed(str(item.get("detail") or ""))
     detail = moves_text(head)
     for entry in shown:
-        if entry["reason"] == forfeit["reason"] and entry["detail"] == detail and entry["printed"] == printed:
+        if entry["reason"] == item["reason"] and entry["detail"] == detail and entry["printed"] == printed:
             entry["games"].append({"game_id": game_id, "file": safe_name(game_id)})
             return
     game = {"game_id": game_id, "file": safe_name(game_id)}
-    shown.append({**forfeit, **game, "detail": detail, "printed": printed, "games": [game]})
+    shown.append({**item, **game, "detail": detail, "printed": printed, "games": [game]})
 
 
 def time_chart(per_game: list[dict[str, Any]], all_times: list[float], limit: float | None) -> dict[str, Any]:

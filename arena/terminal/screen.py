@@ -134,10 +134,10 @@ def last_output_lines(record: GameRecord, count: int = LAST_OUTPUT_LINES) -> lis
     """When a bot forfeited by crashing, the last `count` lines it printed (stdout and stderr, as the
     record keeps them: a C++ exception, a Java or Python stack trace) under a heading, indented;
     else nothing. Control characters from the bot are escaped."""
-    forfeit = record.forfeit or {}
-    seat = forfeit.get("seat")
-    if forfeit.get("reason") != Forfeit.CRASHED or seat not in (0, 1):
+    forfeit = record.forfeiture
+    if forfeit is None or forfeit.reason != Forfeit.CRASHED or forfeit.seat is None:
         return []
+    seat = forfeit.seat
     lines = [line for line in str(record.logs.get(str(seat), "")).splitlines() if line.strip()]
     if not lines:
         return []
@@ -147,17 +147,16 @@ def last_output_lines(record: GameRecord, count: int = LAST_OUTPUT_LINES) -> lis
 
 
 def _result_words(record: GameRecord) -> str:
-    forfeit = record.forfeit
-    if record.is_double_forfeit() or forfeit is not None and forfeit.get("seat") not in (0, 1):
-        forfeit = forfeit or {}
-        return (f"no winner, both bots forfeit ({forfeit.get('reason', Forfeit.DOUBLE_FORFEIT)}: "
-                f"{forfeit.get('detail', '')})")
-    if forfeit is not None and forfeit.get("seat") in (0, 1):
-        loser = record.players[forfeit["seat"]]
-        if forfeit["reason"] == Forfeit.RESIGNED:
+    forfeit = record.forfeiture
+    if record.is_double_forfeit() or forfeit is not None and forfeit.seat is None:
+        reason, detail = (forfeit.reason, forfeit.detail) if forfeit else (Forfeit.DOUBLE_FORFEIT, "")
+        return f"no winner, both bots forfeit ({reason}: {detail})"
+    if forfeit is not None and forfeit.seat is not None:
+        loser = record.players[forfeit.seat]
+        if forfeit.reason == Forfeit.RESIGNED:
             text = f"{loser} resigned"
         else:
-            text = f"{loser} forfeits ({forfeit['reason']}: {forfeit.get('detail', '')})"
+            text = f"{loser} forfeits ({forfeit.reason}: {forfeit.detail})"
         winner = record.winner_seat()
         return text if winner is None else f"{record.players[winner]} wins, {text}"
     scores = f" {record.scores[0]}-{record.scores[1]}" if record.scores else ""

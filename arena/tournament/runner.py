@@ -121,7 +121,7 @@ class RunSummary:
         """Count a stored game that was played under load."""
         if record.loaded_moves:
             self.under_load += 1
-            if (record.forfeit or {}).get("under_load"):
+            if record.forfeiture is not None and record.forfeiture.under_load:
                 self.lost_on_time_under_load += 1
 
     def load_note(self) -> str:

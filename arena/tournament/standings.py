@@ -186,10 +186,11 @@ def _tally(games: list[StoredGame], names: list[str]) -> tuple[dict[str, _Tally]
             if double:
                 t.forfeits += 1
                 t.reasons[Forfeit.DOUBLE_FORFEIT.value] += 1
-        if not double and r.forfeit and r.forfeit.get("seat") in (0, 1):
-            t = tallies[r.players[r.forfeit["seat"]]]
+        forfeit = r.forfeiture
+        if not double and forfeit is not None and forfeit.seat is not None:
+            t = tallies[r.players[forfeit.seat]]
             t.forfeits += 1
-            t.reasons[str(r.forfeit.get("reason", "unknown"))] += 1
+            t.reasons[str(forfeit.reason or "unknown")] += 1
     return tallies, scored
 
 
@@ -506,13 +507,13 @@ def games_table(games: Iterable[StoredGame]) -> pd.DataFrame:
 
 def _forfeit_text(record: GameRecord) -> str:
     """Who forfeited and why: "bob: timeout", or for a double forfeit "ann: crashed; bob: no_hello"."""
-    forfeit = record.forfeit or {}
+    forfeit = record.forfeiture
     if record.is_double_forfeit():
-        both = [f"{record.players[b['seat']]}: {b.get('reason', '')}" for b in forfeit.get("both", [])
-                if isinstance(b, dict) and b.get("seat") in (0, 1)]
+        both = [f"{record.players[b.seat]}: {b.reason}" for b in (forfeit.both or ()) if b.seat is not None] \
+            if forfeit is not None else []
         return "; ".join(both) or f"both: {Forfeit.DOUBLE_FORFEIT}"
-    if forfeit.get("seat") in (0, 1):
-        return f"{record.players[forfeit['seat']]}: {forfeit.get('reason', '')}"
+    if forfeit is not None and forfeit.seat is not None:
+        return f"{record.players[forfeit.seat]}: {forfeit.reason}"
     return ""
 
 

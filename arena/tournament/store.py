@@ -242,13 +242,14 @@ class Store:
     # --- games ---
     def add_game(self, pairing: str, number: int, record: GameRecord) -> bool:
         """Commit one game in its own transaction; False if (pairing, number) was already stored."""
-        forfeit = record.forfeit or {}
+        forfeit = record.forfeiture
+        forfeit_reason = str(forfeit.reason) if forfeit is not None else None
         cur = self._db.execute(
             "INSERT INTO games (pairing, number, game_id, seat0, seat1, winner, reason, forfeit_reason,"
             " plies, stored_at, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (pairing, number) DO NOTHING",
             (pairing, number, record.game_id, record.players[0], record.players[1], record.winner,
-             record.reason, forfeit.get("reason"), len(record.moves), time.time(), record.to_json()),
+             record.reason, forfeit_reason, len(record.moves), time.time(), record.to_json()),
         )
         return cur.rowcount == 1
 

@@ -1,14 +1,14 @@
 """A course's settings (`DIR/course.toml`) and its roster (`DIR/roster.csv`).
 
-`load(directory)` reads and checks course.toml; every problem is a `CourseError` naming the file
-and the key, in one line. `init(directory, game)` writes both files as commented templates.
+`load(directory)` reads and checks course.toml once, the season's sections with it into typed,
+frozen values (config/sections.py); every problem is a line of one `CourseError` naming the file
+and the key, all of them at once. `init(directory, game)` writes both files as commented templates.
 The keys are documented in docs/course.md, section "course.toml".
 """
 from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 import tomllib
 from collections.abc import Callable
@@ -18,6 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from arena.cell.limits import Limits
+from arena.course.config import checks, sections
+from arena.course.config.sections import (
+    FinalSettings,
+    GradingSettings,
+    LadderSettings,
+    PrivacySettings,
+    Season,
+    SimilaritySettings,
+)
 from arena.match.clock import TimeControl
 from arena.tournament.config import read_clock
 
@@ -30,12 +39,12 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
         "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title"}
 SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy", "similarity")
-"""The season's sections (issue 25): kept as written in `CourseConfig.sections`, each read and checked by
-the module that owns it (phases.py, ladder.py, final.py, grades.py...), which reports a bad key with
-`CourseConfig.error`."""
+"""The season's sections (issue 25): read at load into `CourseConfig.season`, `.ladder`, `.final`,
+`.grading`, `.privacy`, `.similarity` (config/sections.py); `CourseConfig.sections` keeps which were
+written, as written."""
 KEYS |= set(SEASON_SECTIONS)
 BUILD_KEYS = {"time_s", "memory_mb", "disk_mb"}
-EXAMPLE_TIME = "2026-03-01T23:59:00+01:00"
+EXAMPLE_TIME = checks.EXAMPLE_TIME
 DEFAULTS = {"qualification_games": 2, "upload_max_mb": 5.0, "upload_interval_s": 60.0, "storage_mb": 50.0,
             "build_time_s": 300.0, "build_memory_mb": 2048, "build_disk_mb": 512}
 
@@ -79,7 +88,17 @@ class CourseConfig:
     roster: Path = Path(ROSTER_NAME)
     title: str = ""
     sections: dict[str, Any] = field(default_factory=dict)
-    """The season's sections (SEASON_SECTIONS) present in course.toml, as TOML gave them."""
+    """The season's sections (SEASON_SECTIONS) present in course.toml, as TOML gave them (which
+    are there: a `[ladder]` runs the ladder, a `[final]` starts the final by itself)."""
+    season: Season = field(default_factory=Season)
+    """`[[phases]]` and `[extensions]`, checked."""
+    ladder: LadderSettings = field(default_factory=LadderSettings)
+    """`[ladder]`, checked (its defaults without one: then no ladder runs)."""
+    final: FinalSettings = field(default_factory=FinalSettings)
+    """`[final]`, checked (its defaults without one)."""
+    grading: GradingSettings = field(default_factory=GradingSettings)
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    similarity: SimilaritySettings = field(default_factory=SimilaritySettings)
 
     @property
     def path(self) -> Path:
@@ -89,16 +108,9 @@ class CourseConfig:
         """The one-line error for a bad `key` of course.toml (dotted: "final.format")."""
         return CourseError(f"{self.path}: {key}: {why}")
 
-    def section(self, name: str, keys: set[str] | frozenset[str]) -> dict[str, Any]:
-        """The season's section `name` as written (empty when left out), checked to be a table of
-        `keys` only; CourseError names the first bad key."""
-        raw = self.sections.get(name, {})
-        if not isinstance(raw, dict):
-            raise self.error(name, f"must be a table ([{name}]), got {raw!r}")
-        unknown = sorted(set(raw) - set(keys))
-        if unknown:
-            raise self.error(f"{name}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(keys))})")
-        return raw
+    def roster_problems(self, student_ids: set[str]) -> list[str]:
+        """What course.toml says of students the roster lacks (an extension), one line each."""
+        return sections.extension_problems(self.season, student_ids, self.error)
 
 
 def load(directory: str | Path) -> CourseConfig:
@@ -169,6 +181,13 @@ class _Reader:
                 "upload_interval_s", get("upload_interval_s", DEFAULTS["upload_interval_s"]), zero_ok=True)),
             storage_mb=take(lambda: self.number("storage_mb", get("storage_mb", DEFAULTS["storage_mb"]))),
             roster=take(self.roster))
+        season = take(lambda: sections.read_season(get("phases"), get("extensions"), self.bad))
+        clock, directory = found["time_control"], self.path.parent
+        ladder = take(lambda: sections.read_ladder(get("ladder"), self.bad, game, params, clock, directory))
+        final = take(lambda: sections.read_final(get("final"), self.bad))
+        grading = take(lambda: sections.read_grading(get("grading"), self.bad))
+        privacy = take(lambda: sections.read_privacy(get("privacy"), self.bad))
+        similarity = take(lambda: sections.read_similarity(get("similarity"), self.bad))
         if problems:
             raise CourseError("\n".join(problems))
         return CourseConfig(
@@ -179,7 +198,9 @@ class _Reader:
             upload_max_bytes=int(found["upload_max_mb"] * 1_000_000),
             upload_interval_s=found["upload_interval_s"], storage_bytes=int(found["storage_mb"] * 1_000_000),
             roster=found["roster"], title=title,
-            sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data})
+            sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data},
+            season=season, ladder=ladder, final=final, grading=grading, privacy=privacy,
+            similarity=similarity)
 
     def build(self) -> dict[str, Any]:
         build = self.data.get("build", {})
@@ -224,26 +245,19 @@ class _Reader:
         value = self.data.get(key)
         if value is None:
             return None
-        if isinstance(value, str):
-            try:
-                value = datetime.fromisoformat(value)
-            except ValueError:
-                raise self.bad(key, f"not an ISO 8601 time: {value!r} (e.g. {EXAMPLE_TIME})") from None
-        if not isinstance(value, datetime):
-            raise self.bad(key, f"must be a time with its zone, e.g. {EXAMPLE_TIME}, got {value!r}")
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise self.bad(key, f"{value.isoformat()} has no zone: add it, e.g. +01:00 or Z")
-        return value
+        try:
+            return checks.moment(value)
+        except ValueError as exc:
+            raise self.bad(key, str(exc)) from None
 
     def number(self, key: str, value: Any, zero_ok: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or value < 0 or (value == 0 and not zero_ok):
+        if not (checks.is_number(value, least=0) if zero_ok else checks.is_number(value, above=0)):
             least = "0 or more" if zero_ok else "more than 0"
             raise self.bad(key, f"must be a finite number, {least}, got {value!r}")
         return float(value)
 
     def whole(self, key: str, value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not checks.is_number(value, whole=True, least=1):
             raise self.bad(key, f"must be a whole number >= 1, got {value!r}")
         return value
 

@@ -16,10 +16,8 @@ import os
 import re
 import secrets
 import sqlite3
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,9 +25,9 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from arena.course.db import schema
+from arena.course.db.database import DB_NAME, Database
+from arena.course.db.files import write_atomically
 
-DB_NAME = "course.db"
 """The course's database file, shared with the engine's tables (store.py)."""
 SECRET_NAME = "session.key"
 """The file beside course.toml holding the key that signs session cookies (made on first use, 0600)."""
@@ -43,7 +41,6 @@ TOKEN_PREFIX = "arena_"
 """API tokens start with this, so a leaked one is recognisable (and grep-able in a repository)."""
 INVITE_PATH = "/invite/"
 """A sign-in link is BASE_URL + INVITE_PATH + its secret."""
-BUSY_TIMEOUT_S = 30.0
 SESSION_DAYS = 14
 SESSION_S = SESSION_DAYS * 24 * 3600
 """How long a sign-in lasts without signing in again (seconds)."""
@@ -96,38 +93,25 @@ class Accounts:
     """The accounts of the course in `directory` (its course.db). Safe to share between threads:
     each thread has its own connection (WAL mode), so the web app's worker threads never share one."""
 
-    def __init__(self, directory: str | Path, hasher: PasswordHasher | None = None) -> None:
+    def __init__(self, directory: str | Path, hasher: PasswordHasher | None = None,
+                 database: Database | None = None) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
         self.hasher = hasher or PasswordHasher()
-        self._local = threading.local()
-        schema.migrate(self._connection(), str(self.path))
+        self.database = database or Database(self.path)
+        """course.db's connections: the course's own (Store.db) when the server shares it."""
 
     def _connection(self) -> sqlite3.Connection:
-        """This thread's connection (made on first use, WAL mode, autocommit)."""
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
-            self._local.db = db
-        return db
+        """This thread's connection."""
+        return self.database.connection()
 
-    def _one(self, sql: str, *args: object) -> tuple | None:
+    def _one(self, sql: str, *args: object) -> sqlite3.Row | None:
         """The first row of a read (no transaction: WAL readers never wait for writers)."""
-        return self._connection().execute(sql, args).fetchone()
+        return self.database.one(sql, *args)
 
-    @contextmanager
-    def _db(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE: it waits for other writers, never fails halfway)."""
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+    def _db(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (Database.write: it waits for other writers, never fails halfway)."""
+        return self.database.write()
 
     # --- reading ---
     def get(self, account_id: str) -> Account | None:
@@ -311,11 +295,7 @@ def write_invites(accounts: Accounts, students: list[tuple[str, str]], base_url:
     writer.writerow(["id", "email", "link"])
     for student_id, email in students:
         writer.writerow([student_id, email, sign_in_link(base_url, accounts.invite(student_id))])
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(out.getvalue())
-    os.replace(tmp, path)
+    write_atomically(path, out.getvalue(), 0o600)
     accounts.audit(TERMINAL, "invites written", str(path), f"{len(students)} sign-in links")
     return len(students)
 

@@ -114,9 +114,20 @@ CREATE INDEX IF NOT EXISTS phase_reports_by_student ON phase_reports (student_id
 """
 """Version 2's new table (a report kept with an upload stays in `reports` and is still read)."""
 
+TABLES_V3 = """
+-- disqualification (issue 33): a disqualified student's grade is 0; reversible (the row deleted)
+CREATE TABLE IF NOT EXISTS disqualifications (
+    student_id TEXT PRIMARY KEY, reason TEXT NOT NULL,
+    at TEXT NOT NULL,               -- ISO 8601, UTC
+    actor TEXT NOT NULL             -- the staff member, as in the audit log
+);
+"""
+"""Version 3's new table."""
+
 MIGRATIONS: tuple[str, ...] = (
     TABLES_V1,  # 0 -> 1: every table created at open, the version recorded
     TABLES_V2,  # 1 -> 2: phase_reports, a phase's report on its own
+    TABLES_V3,  # 2 -> 3: disqualifications
 )
 """Migration i takes a course.db from version i to i + 1."""
 VERSION = len(MIGRATIONS)

@@ -4,32 +4,31 @@ Tables: `students` (synced from the roster; `disabled`, the chosen active submis
 `submissions` (a row an upload: its file's sha256, its status, reason and detail), `jobs` (the
 queue: a row a submission to build and qualify, `queued` or `running`, with its attempts),
 `build_logs`, `games` (qualification game records as JSON). Files: `DIR/files/<sha[:2]>/<sha>`,
-written to a temporary name, fsynced, then renamed (and the folder fsynced): a file is either
-whole or absent. A connection per thread; every write is one transaction committed (synchronous
-FULL) before the call returns, so what a caller acknowledges survives kill -9.
+written by db/files.py's `write_atomically` (a temporary name, fsynced, renamed, the folder
+fsynced): a file is either whole or absent. The connections are db/database.py's (one a thread);
+every write is one transaction committed (synchronous FULL) before the call returns, so what a
+caller acknowledges survives kill -9.
 """
 from __future__ import annotations
 
 import hashlib
-import os
-import secrets
 import sqlite3
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from arena.course.config.course_toml import Student
-from arena.course.db import schema
+from arena.course.db.database import DB_NAME, Database
+from arena.course.db.files import write_atomically
+from arena.course.db.states import FINISHED, UNDER_WAY, SubmissionStatus
 
-DB_NAME = "course.db"
 FILES_DIR = "files"
-STATUSES = ("queued", "building", "testing", "qualified", "failed")
-FINAL = ("qualified", "failed")
-RUNNING = ("building", "testing")
+STATUSES = tuple(SubmissionStatus)
+FINAL = FINISHED
+RUNNING = UNDER_WAY
 MAX_ATTEMPTS = 3
 """A job interrupted (the server killed) this many times fails with reason "interrupted"."""
 
@@ -71,49 +70,23 @@ class Store:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
         self.files = self.directory / FILES_DIR
-        self._local = threading.local()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.files.mkdir(mode=0o700, exist_ok=True)  # students' code: arena's user's only
-        schema.migrate(self.connection(), str(self.path))
+        self.db = Database(self.path)
+        """course.db's connections (one a thread), shared with the accounts (db/accounts.py)."""
 
-    # --- connections ---
+    # --- connections (db/database.py) ---
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (WAL, synchronous FULL, foreign keys, a 30 s busy timeout)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            # made private before SQLite opens it: its -wal and -shm files take the database's mode.
-            # Only when it is missing: closing any descriptor of the database file drops every POSIX
-            # lock this process's other connections hold on it (sqlite.org, "How To Corrupt An SQLite
-            # Database File", 2.2): the server's workers and pages then missed committed rows.
-            if not self.path.exists():
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600))
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=True)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
-            conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
-        return conn
+        """This thread's connection."""
+        return self.db.connection()
 
-    @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (BEGIN IMMEDIATE: writers take turns), committed on leaving the
-        block, rolled back on an exception."""
-        conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction, committed on leaving the block (Database.write)."""
+        return self.db.write()
 
     def close(self) -> None:
         """Close this thread's connection."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self.db.close()
 
     def rows(self, sql: str, *args: Any) -> list[sqlite3.Row]:
         return self.connection().execute(sql, args).fetchall()
@@ -127,18 +100,7 @@ class Store:
         if path.is_file() and path.stat().st_size == len(data):
             return sha
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = path.with_name(f".{sha}.{secrets.token_hex(6)}.part")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
-        _fsync_dir(path.parent)
+        write_atomically(path, data, 0o600)
         return sha
 
     def file_path(self, sha: str) -> Path:
@@ -318,11 +280,3 @@ class Store:
     def game_texts(self, submission_id: int) -> list[str]:
         return [r[0] for r in self.rows("SELECT record FROM games WHERE submission_id = ? ORDER BY number",
                                         submission_id)]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

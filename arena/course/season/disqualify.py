@@ -1,13 +1,12 @@
 """Disqualification (issue 33): staff take a student's grade to 0 points for copying, with the
 reason, shown in grades.csv, on the grades page and on the staff pages; reversible.
 
-Kept in course.db's table `disqualifications` (made here if missing: one row a disqualified
+Kept in course.db's table `disqualifications` (db/schema.py, version 3: one row a disqualified
 student, its reason, when and by whom). `arena course disqualify DIR ID --reason TEXT [--undo]`
 calls `disqualify` / `reinstate` and writes the audit log.
 """
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,8 +16,6 @@ from arena.course.season.archives import Refused
 if TYPE_CHECKING:
     from arena.course.course import Course
 
-TABLE = ("CREATE TABLE IF NOT EXISTS disqualifications (student_id TEXT PRIMARY KEY, reason TEXT NOT NULL, "
-         "at TEXT NOT NULL, actor TEXT NOT NULL)")
 MAX_REASON_CHARS = 500
 
 
@@ -30,10 +27,6 @@ class Disqualification:
     reason: str
     at: str
     actor: str
-
-
-def _table(db: sqlite3.Connection) -> None:
-    db.execute(TABLE)
 
 
 def disqualify(course: Course, student_id: str, reason: str, actor: str) -> Disqualification:
@@ -48,7 +41,6 @@ def disqualify(course: Course, student_id: str, reason: str, actor: str) -> Disq
         raise Refused(f"no student {student_id!r} in the roster")
     found = Disqualification(student_id, reason, iso(utc_now()), actor)
     with course.store.write() as db:
-        _table(db)
         db.execute("INSERT OR REPLACE INTO disqualifications (student_id, reason, at, actor) "
                    "VALUES (?, ?, ?, ?)",
                    (found.student_id, found.reason, found.at, found.actor))
@@ -67,9 +59,6 @@ def reinstate(course: Course, student_id: str) -> Disqualification:
 
 def disqualified(course: Course) -> dict[str, Disqualification]:
     """Student id -> its disqualification (none before any)."""
-    try:
-        rows = course.store.rows("SELECT student_id, reason, at, actor FROM disqualifications")
-    except sqlite3.OperationalError:  # no table yet: no one was ever disqualified
-        return {}
+    rows = course.store.rows("SELECT student_id, reason, at, actor FROM disqualifications")
     return {r["student_id"]: Disqualification(r["student_id"], r["reason"], r["at"], r["actor"])
             for r in rows}

@@ -30,6 +30,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from arena.course.db.files import write_atomically
+from arena.course.db.states import FINISHED as FINISHED_STATUSES
+from arena.course.db.states import FinalState, SubmissionStatus
 from arena.course.db.store import iso, utc_now
 from arena.course.season import phases
 from arena.tournament import config as tconfig
@@ -43,12 +46,9 @@ log = logging.getLogger(__name__)
 
 FINAL_DIR = "final"
 SITE_DIR = "site"
-FORMATS = {"round-robin": "round_robin", "round_robin": "round_robin", "swiss": "swiss",
-           "gauntlet": "gauntlet"}
-"""`[final] format` as written (a tournament file's names, or "round-robin") -> the runner's."""
-KEYS = {"format", "games", "time", "clock", "rounds", "opponents", "seed", "concurrency"}
-DEFAULT_GAMES = 2
-NOT_STARTED, RUNNING, FINISHED, PUBLISHED = "not started", "running", "finished", "published"
+NOT_STARTED, RUNNING, FINISHED, PUBLISHED = (FinalState.NOT_STARTED, FinalState.RUNNING, FinalState.FINISHED,
+                                            FinalState.PUBLISHED)
+"""The final's states (arena/course/db/states.py)."""
 
 
 
@@ -56,63 +56,7 @@ class FinalError(ValueError):
     """The final cannot be started, resumed or published: one line saying why."""
 
 
-# --- [final] and the deadlines ---
-
-@dataclass(frozen=True)
-class FinalSettings:
-    """`[final]` of course.toml, checked. `time` None: the course's clock; `opponents`: shipped
-    reference bots added to the field (a gauntlet's field: the students are its challengers)."""
-
-    format: str = "round_robin"
-    games: int = DEFAULT_GAMES
-    time: str | None = None
-    clock: str | None = None
-    rounds: int = 0
-    opponents: tuple[str, ...] = ()
-    seed: int = 1
-    concurrency: int = 1
-
-
-def settings(config: CourseConfig) -> FinalSettings:
-    """The `[final]` section (defaults without one); CourseError names the bad key."""
-    raw = config.section("final", KEYS)
-    fmt = raw.get("format", "round-robin")
-    if fmt not in FORMATS:
-        raise config.error("final.format", f'must be "round-robin", "swiss" or "gauntlet", got {fmt!r}')
-    fmt = FORMATS[fmt]
-
-    def whole(key: str, default: int, low: int) -> int:
-        value = raw.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise config.error(f"final.{key}", f"must be a whole number >= {low}, got {value!r}")
-        return value
-
-    games = whole("games", DEFAULT_GAMES, 2)
-    if games % 2:
-        raise config.error("final.games", f"must be even so that seats swap evenly, got {games}")
-    rounds = whole("rounds", 0, 0)
-    if fmt == "swiss" and rounds < 1:
-        raise config.error("final.rounds", "a Swiss final needs its number of rounds, e.g. rounds = 5")
-    if fmt != "swiss" and "rounds" in raw:
-        raise config.error("final.rounds", 'only for format = "swiss"')
-    time = raw.get("time")
-    if time is not None:
-        if isinstance(time, bool) or not isinstance(time, (str, int, float)):
-            raise config.error("final.time", f'seconds a move (0.5) or "BASE+INC", got {time!r}')
-        time = str(time)
-    clock = raw.get("clock")
-    if clock is not None and clock not in ("wall", "cpu"):
-        raise config.error("final.clock", f'must be "wall" or "cpu", got {clock!r}')
-    opponents = raw.get("opponents", [])
-    if not isinstance(opponents, list) or not all(isinstance(o, str) and o for o in opponents):
-        raise config.error("final.opponents", f'a list of shipped bots, e.g. ["greedy"], got {opponents!r}')
-    if fmt == "gauntlet" and not opponents:
-        raise config.error("final.opponents", "a gauntlet final needs the bots the students challenge, "
-                                              'e.g. opponents = ["greedy", "alphabeta"]')
-    return FinalSettings(format=fmt, games=games, time=time, clock=clock, rounds=rounds,
-                         opponents=tuple(opponents), seed=whole("seed", 1, 0),
-                         concurrency=whole("concurrency", 1, 1))
-
+# --- the deadlines ---
 
 def deadline_for(config: CourseConfig, student_id: str) -> datetime | None:
     """The student's own last deadline (arena.course.season.phases.deadline_for: the course's last deadline
@@ -125,7 +69,7 @@ def final_deadline(config: CourseConfig) -> datetime | None:
     last = phases.last_deadline(config)
     if last is None:
         return None
-    return last + max(phases.season(config).extensions.values(), default=timedelta(0))
+    return last + max(config.season.extensions.values(), default=timedelta(0))
 
 
 # --- the entrants and the tournament ---
@@ -152,7 +96,7 @@ def entrants(course: Course) -> list[Entrant]:
             continue
         deadline = deadline_for(course.config, student["id"])
         usable = [r for r in course.store.submission_rows(student["id"])
-                  if r["status"] == "qualified" and r["command"]
+                  if r["status"] == SubmissionStatus.QUALIFIED and r["command"]
                   and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)]
         if not usable:
             continue
@@ -185,7 +129,7 @@ def _toml(value: Any) -> str:
 
 def _tournament_text(course: Course, run: int, bots: list[tuple[str, tuple[str, ...]]]) -> str:
     """The tournament file of run `run` over `bots` (name, argv), reference opponents last."""
-    cfg, final = course.config, settings(course.config)
+    cfg, final = course.config, course.config.final
     data: dict[str, Any] = {
         "name": f"final-{run}", "game": cfg.game, "title": f"{cfg.title or 'The course'}: the final",
         "time": final.time or str(cfg.time_control), "clock": final.clock or cfg.time_control.kind,
@@ -247,7 +191,7 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
             raise _played(last)
         return last["run"], tconfig.load(final_dir(course) / f"final-{last['run']}.toml")
     found = entrants(course)
-    opponents = settings(course.config).opponents
+    opponents = course.config.final.opponents
     if len(found) + len(opponents) < 2 or not found:
         raise FinalError(f"the final needs bots: {len(found)} student(s) have a bot qualified before "
                          "their deadline")
@@ -257,27 +201,13 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"final-{run}.toml"
     tournament = tconfig.from_dict(tomllib.loads(text), path)  # checked before anything is recorded
-    _write_durably(path, text)
+    write_atomically(path, text, 0o644)  # whole or absent after any stop
     with course.store.write() as db:
         db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
         db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
                        "VALUES (?, ?, ?, ?, ?)",
                        [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
     return run, tournament
-
-
-def _write_durably(path: Path, text: str) -> None:
-    """`text` to `path`: a temporary file, fsynced, renamed over it (whole or absent after any stop)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-_running: dict[Path, threading.Thread] = {}
-_running_lock = threading.Lock()
 
 
 def run_final(course: Course, rerun: bool = False, concurrency: int | None = None,
@@ -294,7 +224,7 @@ def run_final(course: Course, rerun: bool = False, concurrency: int | None = Non
         already = runner.check_resumable(tournament, final_dir(course))
         print(f"the final, run {run}: {len(tournament.bots)} bots, {tournament.total_games()} games "
               f"({already} already stored) -> {tournament.results_dir(final_dir(course))}", file=progress)
-    summary = runner.run(tournament, final_dir(course), concurrency or settings(course.config).concurrency,
+    summary = runner.run(tournament, final_dir(course), concurrency or course.config.final.concurrency,
                          progress=progress)
     played = runner.check_resumable(tournament, final_dir(course))
     if played >= tournament.total_games() and not summary.interrupted and not summary.failures:
@@ -325,10 +255,8 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
     server's staff page and season clock); FinalError if it is running here already, or, before
     the thread starts, if it cannot start."""
     _begin_check(course, rerun)
-    key = course.directory.resolve()
-    with _running_lock:
-        thread = _running.get(key)
-        if thread is not None and thread.is_alive():
+    with course.final_lock:
+        if is_running(course):
             raise FinalError("the final is running already")
 
         def play() -> None:
@@ -340,7 +268,7 @@ def start_final(course: Course, rerun: bool = False) -> threading.Thread:
                 course.store.close()
 
         thread = threading.Thread(target=play, name="course-final", daemon=True)
-        _running[key] = thread
+        course.final_thread = thread
         thread.start()
     return thread
 
@@ -367,8 +295,8 @@ def rerun_warning(course: Course) -> str:
 
 
 def is_running(course: Course) -> bool:
-    """A final thread of this process is playing (start_final)."""
-    thread = _running.get(course.directory.resolve())
+    """A final thread of this course is playing (start_final; `Course.final_thread`)."""
+    thread = course.final_thread
     return thread is not None and thread.is_alive()
 
 
@@ -381,7 +309,7 @@ class FinalStatus:
     `standings`: those of the stored games (arena.tournament.standings, as `arena standings`
     prints them), None before any run; `students`: bot name -> student id."""
 
-    state: str
+    state: FinalState
     run: int | None = None
     started: str | None = None
     finished: str | None = None
@@ -489,7 +417,7 @@ def still_judged(course: Course) -> bool:
         if student["disabled"]:
             continue
         deadline = deadline_for(course.config, student["id"])
-        if any(r["status"] not in ("qualified", "failed")
+        if any(r["status"] not in FINISHED_STATUSES
                and (deadline is None or datetime.fromisoformat(r["created"]) < deadline)
                for r in course.store.submission_rows(student["id"])):
             return True
@@ -499,7 +427,6 @@ def still_judged(course: Course) -> bool:
 def _locked(path: Path) -> bool:
     """Another run holds the runner's lock on `path` (`arena course final --start` playing it)."""
     import fcntl
-    import os
 
     if not path.is_file():
         return False

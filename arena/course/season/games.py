@@ -10,6 +10,9 @@ workers (the local pool, or Dask with a cluster's address).
     player.start()
     records = player.play([spec])   # from any thread
     player.stop()
+
+Without a running player (a command, a test) `play_each` plays the games in the caller's thread;
+`Course.play` chooses between the two.
 """
 from __future__ import annotations
 
@@ -20,10 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from arena.match.records import GameRecord
+from arena.match.referee import run_match
 from arena.match.spec import MatchSpec
 from arena.tournament.backends import Backend, GameDone, LocalPool, Problem
 
 log = logging.getLogger(__name__)
+
+PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
+"""What plays games: their specs -> the records, in order (Course.play, GamePlayer.play, play_each)."""
 
 POLL_S = 0.1
 """How long the player's thread waits for new specs or events at a time (seconds)."""
@@ -155,3 +162,8 @@ class GamePlayer:
             for spec in order.specs:
                 orders.pop(spec.match_id, None)
             order.done.set()
+
+
+def play_each(specs: list[MatchSpec]) -> list[GameRecord]:
+    """Every game of `specs` here, one match after the other: the records, in order."""
+    return [record for spec in specs for record in run_match(spec)]

@@ -26,14 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.course.db.files import write_atomically
 from arena.match.records import Forfeit, GameRecord
 
 if TYPE_CHECKING:
-    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-KEYS = {"bonus", "timeout_penalty", "penalty_per", "columns"}
-PENALTY_PER = ("game", "student")
 GRADES_NAME = "grades.csv"
 PROVENANCE_NAME = "grades.json"
 COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "time forfeits", "penalty",
@@ -42,40 +40,6 @@ COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "t
 
 
 @dataclass(frozen=True)
-class GradingSettings:
-    """`[grading]`, checked."""
-
-    bonus: tuple[float, ...] = (5, 3, 2)
-    timeout_penalty: float = 0
-    penalty_per: str = "game"
-    columns: tuple[str, ...] = ()
-
-
-def settings(config: CourseConfig) -> GradingSettings:
-    """The `[grading]` section (defaults without one); CourseError names the bad key."""
-    raw = config.section("grading", KEYS)
-    bonus = raw.get("bonus", [5, 3, 2])
-    if not isinstance(bonus, list) or not all(_number(b) for b in bonus):
-        raise config.error("grading.bonus", f"a list of points, first place first, e.g. [5, 3, 2], "
-                                            f"got {bonus!r}")
-    penalty = raw.get("timeout_penalty", 0)
-    if not _number(penalty):
-        raise config.error("grading.timeout_penalty", f"must be a number >= 0, got {penalty!r}")
-    per = raw.get("penalty_per", "game")
-    if per not in PENALTY_PER:
-        raise config.error("grading.penalty_per", f'must be "game" or "student", got {per!r}')
-    columns = raw.get("columns", [])
-    if not isinstance(columns, list) or not all(isinstance(c, str) and c.strip() for c in columns):
-        raise config.error("grading.columns",
-                           f'a list of roster columns, e.g. ["email", "lms_id"], got {columns!r}')
-    return GradingSettings(tuple(bonus), penalty, per, tuple(c.strip().lower() for c in columns))
-
-
-def _number(value: Any) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-            and value >= 0)
-
-
 @dataclass(frozen=True)
 class GradeRow:
     """A student's line of grades.csv. `rank`, `points`, `score_pct` are None for a student
@@ -103,12 +67,10 @@ class GradeRow:
 
 def lost_on_time(record: GameRecord, player: str) -> bool:
     """`player` lost `record` on time (alone or with its opponent)."""
-    forfeit = record.forfeit or {}
     if player not in record.players:
         return False
-    seat = record.players.index(player)
-    sides = [forfeit, *forfeit.get("both", [])]
-    return any(s.get("seat") == seat and s.get("reason") == Forfeit.TIMEOUT.value for s in sides)
+    side = record.forfeit_of(record.players.index(player))
+    return side is not None and side.reason == Forfeit.TIMEOUT
 
 
 def _phases(course: Course) -> dict[str, list[str]]:
@@ -136,7 +98,7 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     from arena.course.season.disqualify import disqualified
     from arena.tournament import standings as st
 
-    rules = settings(course.config)
+    rules = course.config.grading
     published = final.published_run(course)
     status = final.final_status(course, published)  # the published run, else the last (provisional)
     latest = final.final_status(course) if published is not None else status
@@ -216,7 +178,7 @@ def _csv_and_notes(course: Course) -> tuple[str, list[str]]:
     from arena.course.config.course_toml import CourseError, roster_extras
 
     rows, notes = _grades(course)
-    wanted = settings(course.config).columns
+    wanted = course.config.grading.columns
     extras: dict[str, dict[str, str]] = {}
     if wanted:
         columns, extras = roster_extras(course.config.roster)
@@ -243,7 +205,7 @@ def provenance(course: Course, notes: list[str] | None = None) -> dict[str, Any]
     from arena.course.db.store import iso, utc_now
     from arena.course.season import final
 
-    rules = settings(course.config)
+    rules = course.config.grading
     run = final.published_run(course)
     status = final.final_status(course, run)
     return {"file": GRADES_NAME, "written": iso(utc_now()), "run": status.run,
@@ -265,10 +227,5 @@ def write_csv(course: Course, path: Path | None = None) -> Path:
 
     path = path or course.directory / GRADES_NAME
     text, notes = _csv_and_notes(course)
-    for target, content in ((path, text), (path.with_suffix(".json"),
-                                           json.dumps(provenance(course, notes), indent=2) + "\n")):
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(content, encoding="utf-8")
-        tmp.chmod(0o600)
-        tmp.replace(target)
-    return path
+    write_atomically(path.with_suffix(".json"), json.dumps(provenance(course, notes), indent=2) + "\n", 0o600)
+    return write_atomically(path, text, 0o600)

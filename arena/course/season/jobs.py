@@ -1,4 +1,4 @@
-"""The queue and its workers: each submission is built, then plays its qualification games.
+"""One submission's job: it is built, then plays its qualification games.
 
 A submission goes `queued -> building -> testing -> qualified`, or ends `failed` with a `reason`
 ("compile error", "build timeout", "build too big", "unsafe build", "bad run command", "crashed",
@@ -7,16 +7,13 @@ and a `detail` a student can act on:
 the build log's last lines, the forfeit's detail with what the bot printed, or the last lines of
 the traceback its `choose` raised (the SDK plays on, but the course counts it as a crash).
 
-`Workers(course, concurrency=N)`: threads that take the oldest queued job from the store. On
-`start()` every job left queued or interrupted (building, testing) by a server that stopped,
-however it stopped, is queued again: each submission ends in exactly one final status. One
-`Workers` a course directory at a time. Each job runs in a thread of its own under a deadline
-(`job_deadline_s`: its build, its games, a margin) the worker enforces from outside: a job past it
-ends failed, reason "stuck" naming the step it was in, and the worker takes the next one (the stuck
-thread is abandoned and may write nothing more). Nothing a submission holds can stop the queue.
+`run_job` does one claimed job and records its one final status; the workers that claim jobs
+and watch each under its deadline (`job_deadline_s`) are arena.course.background.submissions.Workers.
+A `Job` is what they watch: its step (named in a "stuck" failure), and every write going through
+`record`, which refuses once the worker abandoned it.
 
 Qualification games: one `MatchSpec` (the bot against `random`, seats alternating, the course's
-game, parameters, clock and limits, sandboxed), played by `play_games`.
+game, parameters, clock and limits, sandboxed), played by the course's game player (`Course.play`).
 """
 from __future__ import annotations
 
@@ -25,7 +22,6 @@ import os
 import shlex
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -33,17 +29,16 @@ from typing import TYPE_CHECKING
 
 from arena.cell import sandbox
 from arena.cell.launcher import STDIO_MODULE, STDIO_PREFIX, LaunchError, resolve_command
+from arena.course.db.states import SubmissionStatus
 from arena.course.db.store import Store
 from arena.course.season import archives, builds
-from arena.course.season.games import GamePlayer, PlayerStopped
+from arena.course.season.games import PlayerStopped, PlayGames, play_each
 from arena.match.records import Forfeit, GameRecord
-from arena.match.referee import STARTUP_TIMEOUT_S, run_match
+from arena.match.referee import STARTUP_TIMEOUT_S
 from arena.match.spec import BotSpec, MatchSpec
-from arena.tournament.backends import Backend, LocalPool
 
 if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseConfig
-    from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
@@ -54,28 +49,9 @@ REASONS = {
     Forfeit.NO_HELLO: "no hello", Forfeit.MALFORMED_MESSAGE: "protocol error", Forfeit.RESIGNED: "resigned",
 }
 """A forfeit's reason (arena/match/records.py) -> the failed submission's reason."""
+FAILED = SubmissionStatus.FAILED
 DETAIL_MAX_CHARS = 4000
 PRINTED_TAIL_LINES = 20
-IDLE_WAIT_S = 5.0
-"""A worker with nothing to do looks at the queue again this often even when not woken."""
-
-
-_player: GamePlayer | None = None
-"""The running Workers' game player (arena.course.season.games), which every caller of play_games shares."""
-
-
-def play_games(specs: list[MatchSpec]) -> list[GameRecord]:
-    """Play every game of `specs` and return their records, in order: the one place the course plays
-    games. While Workers run, through their game player, the tournament's backend (the local pool,
-    or Dask); else here, one match after the other (a command, a benchmark). GamesLost when games did
-    not come back (PlayerStopped: the server is stopping)."""
-    player = _player
-    if player is not None:
-        return player.play(specs)
-    records: list[GameRecord] = []
-    for spec in specs:
-        records += run_match(spec)
-    return records
 
 
 LOAD_REPLAYS = 2
@@ -84,17 +60,19 @@ CPU is played again, at most this many times: a verdict must not hang on the ser
 bot that loads its own CPU gains nothing but the delay."""
 
 
-def play_judged(spec: MatchSpec) -> tuple[list[GameRecord], int]:
-    """The games of `spec` (play_games), each one lost on time under load played again, up to
-    LOAD_REPLAYS times: (the records in order, how many games were played again)."""
-    records = play_games([spec])
+def play_judged(spec: MatchSpec, play: PlayGames = play_each) -> tuple[list[GameRecord], int]:
+    """The games of `spec` played by `play` (the course's: Course.play), each one lost on time
+    under load played again, up to LOAD_REPLAYS times: (the records in order, how many games were
+    played again)."""
+    records = play([spec])
     replayed = 0
     for _ in range(LOAD_REPLAYS):
-        again = [i for i, record in enumerate(records) if (record.forfeit or {}).get("under_load")]
+        again = [i for i, record in enumerate(records)
+                 if record.forfeiture is not None and record.forfeiture.under_load]
         if not again:
             break
         numbers = tuple(spec.game_numbers[i] for i in again)
-        for i, record in zip(again, play_games([replace(spec, game_numbers=numbers)]), strict=True):
+        for i, record in zip(again, play([replace(spec, game_numbers=numbers)]), strict=True):
             records[i] = record
         replayed += len(again)
     return records, replayed
@@ -111,7 +89,7 @@ def qualification_spec(config: CourseConfig, submission_id: int, name: str,
         params=dict(config.params), seed=submission_id, limits=config.limits)
 
 
-def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str | None]:
+def verdict(records: list[GameRecord], name: str) -> tuple[SubmissionStatus, str | None, str | None]:
     """(status, reason, detail) of the bot `name` after its qualification games: failed at its
     first forfeit or the first move its `choose` raised on (SDK bots play on with a first legal
     move: `info["error"]`), else qualified. Losing to `random` is no failure."""
@@ -125,26 +103,19 @@ def verdict(records: list[GameRecord], name: str) -> tuple[str, str | None, str 
             text = f"{where}: {detail}"
             if printed and printed not in detail:
                 text += f"\nit printed:\n{printed}"
-            return "failed", REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
+            return FAILED, REASONS.get(reason, reason.value.replace("_", " ")), _cut(text)
         if record.errors[seat]:
             move = next((m for m in record.moves if m.seat == seat and m.info.get("error")), None)
             error = str(move.info["error"]) if move is not None else "(no traceback sent)"
             ply = f" at ply {move.ply}" if move is not None else ""
-            return "failed", "crashed", _cut(f"{where}: choose() raised{ply}:\n{builds.tail(error)}")
-    return "qualified", None, None
+            return FAILED, "crashed", _cut(f"{where}: choose() raised{ply}:\n{builds.tail(error)}")
+    return SubmissionStatus.QUALIFIED, None, None
 
 
 def _forfeit_of(record: GameRecord, seat: int) -> tuple[Forfeit, str] | None:
     """(reason, detail) when seat `seat` forfeited `record` (alone or with its opponent)."""
-    forfeit = record.forfeit
-    if not forfeit:
-        return None
-    if forfeit.get("seat") == seat:
-        return Forfeit(forfeit["reason"]), forfeit.get("detail", "")
-    for side in forfeit.get("both", []):
-        if side.get("seat") == seat:
-            return Forfeit(side["reason"]), side.get("detail", "")
-    return None
+    side = record.forfeit_of(seat)
+    return (Forfeit(side.reason), side.detail) if side is not None else None
 
 
 def _cut(text: str) -> str:
@@ -212,31 +183,32 @@ class Job:
             self._lock.release()
 
 
-def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | None = None) -> None:
-    """Build and qualify one claimed submission, and record its one final status (through `job`,
-    when a worker watches it)."""
+def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | None = None,
+            play: PlayGames = play_each) -> None:
+    """Build and qualify one claimed submission, its games played by `play` (the Workers' game
+    player), and record its one final status (through `job`, when a worker watches it)."""
     job = job or Job(submission_id)
     row = store.submission_row(submission_id)
     if row is None:  # cannot happen: jobs reference submissions
         return
     folder = config.directory / BUILDS_DIR / str(submission_id)
     try:
-        job.record(lambda: store.set_status(submission_id, "building"))
+        job.record(lambda: store.set_status(submission_id, SubmissionStatus.BUILDING))
         job.enter("reading the upload")
         data = store.read_file(row["sha256"])
         command = _build(config, store, row["filename"], row["kind"], row["protocol"], data, folder, job)
         job.record(lambda: store.set_command(submission_id, shlex.join(command)))
-        job.record(lambda: store.set_status(submission_id, "testing"))
+        job.record(lambda: store.set_status(submission_id, SubmissionStatus.TESTING))
         job.enter("qualification games")
         name = f"{row['student_id']}-v{row['version']}"
-        records, _ = play_judged(qualification_spec(config, submission_id, name, command))
+        records, _ = play_judged(qualification_spec(config, submission_id, name, command), play)
         status, reason, detail = verdict(records, name)
         detail = for_student(detail, folder) if detail is not None else None
         job.record(lambda: store.finish(submission_id, status, reason, detail,
                                         games=[r.to_json() for r in records]))
     except JobFailed as failed:
         why, text = failed.reason, _cut(for_student(failed.detail, folder))
-        job.record(lambda: store.finish(submission_id, "failed", why, text))
+        job.record(lambda: store.finish(submission_id, FAILED, why, text))
     except PlayerStopped:  # the server is stopping: the job stays running, requeued at the next start
         log.info("submission %s: left for the next start (%s)", submission_id, "the server stopped")
     except Abandoned:
@@ -245,7 +217,7 @@ def run_job(config: CourseConfig, store: Store, submission_id: int, job: Job | N
         log.exception("submission %s", submission_id)
         text = for_student(f"{type(exc).__name__}: {_error_text(exc)}", folder).replace(str(config.directory),
                                                                                      "<course>")
-        job.record(lambda: store.finish(submission_id, "failed", "server error",
+        job.record(lambda: store.finish(submission_id, FAILED, "server error",
                                         text.splitlines()[0][:DETAIL_MAX_CHARS]))
 
 
@@ -410,106 +382,3 @@ def job_deadline_s(config: CourseConfig) -> float:
         game = 2 * clock.wall_allowed(bank) + GAME_PLIES_BOUND * clock.margin
     games = config.qualification_games * (1 + LOAD_REPLAYS)
     return config.build_time_s + games * (game + 2 * STARTUP_TIMEOUT_S) + JOB_MARGIN_S
-
-
-class Workers:
-    """`concurrency` threads building and qualifying the course's queued submissions.
-
-    `start()` requeues what a stopped server left running, then starts the threads; `wake()`
-    says a job was queued (the course's `submit` and `requeue` call it); `stop()` lets each
-    thread finish its job and ends them. SandboxUnavailable from `start()` where the course's
-    bots cannot be sandboxed (unless its limits say sandbox "off": --unsafe-no-sandbox).
-    `deadline_s`: how long a job may run before it fails as "stuck" (default: job_deadline_s)."""
-
-    def __init__(self, course: Course, concurrency: int = 1,
-                 make_backend: Callable[[], Backend] | None = None, deadline_s: float | None = None) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        self.course = course
-        self.concurrency = concurrency
-        self.deadline_s = deadline_s if deadline_s is not None else job_deadline_s(course.config)
-        self.player = GamePlayer(make_backend or (lambda: LocalPool(concurrency=concurrency, reuse=False)))
-        """Where the games are played (play_games, for every thread, while these workers run)."""
-        self._wake = threading.Condition()
-        self._pending = 0
-        self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
-        course.listeners.append(self.wake)
-
-    def start(self) -> None:
-        sandbox.decide(self.course.config.limits.sandbox)  # refuse before anything runs
-        private = private_paths(self.course.directory)  # inherited by every process the games start
-        known = os.environ.get(sandbox.PRIVATE_ENV, "").split(os.pathsep)
-        os.environ[sandbox.PRIVATE_ENV] = os.pathsep.join(p for p in dict.fromkeys([*known, *private]) if p)
-        requeued = self.course.store.requeue_interrupted()
-        if requeued:
-            log.info("requeued interrupted submissions %s", requeued)
-        self._stopping.clear()
-        global _player
-        self.player.start()
-        _player = self.player
-        for n in range(self.concurrency):
-            thread = threading.Thread(target=self._loop, name=f"course-worker-{n}", daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def wake(self) -> None:
-        with self._wake:
-            self._pending += 1
-            self._wake.notify()
-
-    def stop(self, timeout_s: float | None = None) -> None:
-        """Stop taking jobs; wait (up to `timeout_s`) for the running ones to end."""
-        self._stopping.set()
-        with self._wake:
-            self._wake.notify_all()
-        for thread in self._threads:
-            thread.join(timeout_s)
-        global _player
-        if _player is self.player:
-            _player = None
-        self.player.stop()  # games still in flight end at once; their jobs are requeued at the next start
-        for thread in self._threads:
-            thread.join(timeout_s)
-        self._threads = [t for t in self._threads if t.is_alive()]
-
-    def _loop(self) -> None:
-        store = self.course.store
-        try:
-            while not self._stopping.is_set():
-                submission_id = store.claim()
-                if submission_id is None:
-                    with self._wake:
-                        if self._pending == 0 and not self._stopping.is_set():
-                            self._wake.wait(IDLE_WAIT_S)
-                        self._pending = max(0, self._pending - 1)
-                    continue
-                self._watch(submission_id)
-        finally:
-            store.close()
-
-    def _watch(self, submission_id: int) -> None:
-        """Run the job in a thread of its own; past the deadline, fail it as stuck and leave its thread."""
-        job = Job(submission_id)
-        thread = threading.Thread(target=self._run, args=(job,), name=f"course-job-{submission_id}",
-                                  daemon=True)
-        began = time.monotonic()
-        thread.start()
-        thread.join(self.deadline_s)
-        if not thread.is_alive():
-            return
-        store = self.course.store
-        detail = (f"the job was still in its step \"{job.step}\" after {time.monotonic() - began:.0f} s, "
-                  f"past its deadline of {self.deadline_s:g} s (its build's time, its games at their longest "
-                  "and a margin): it was stopped")
-        if job.abandon(lambda: store.finish(submission_id, "failed", "stuck", detail)):
-            log.error("submission %s: stuck in step %r past %g s; failed, its thread abandoned",
-                      submission_id, job.step, self.deadline_s)
-
-    def _run(self, job: Job) -> None:
-        try:
-            run_job(self.course.config, self.course.store, job.submission_id, job)
-        except Abandoned:  # its end came after the worker had failed it as stuck
-            log.warning("submission %s: its abandoned job ended (in step %s)", job.submission_id, job.step)
-        finally:
-            self.course.store.close()  # this thread's connection

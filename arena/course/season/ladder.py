@@ -22,7 +22,8 @@ unrated; a forfeit (timeout, crash, illegal move) is a loss, as in every other g
 Tables (course.db): `ladder_players` (an entrant: a student's version or a reference bot, its
 rating), `ladder_games` (a ladder game: its entrants, rated or asked for, its state),
 `ladder_records` (the played games' records, for replays), `ladder_history` (an entrant's rating
-after each rated game). `LadderRunner` is the server's thread that plays what is due.
+after each rated game). The server's thread that plays what is due is
+arena.course.background.ladder.LadderRunner.
 """
 from __future__ import annotations
 
@@ -32,106 +33,32 @@ import logging
 import math
 import shlex
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
-from arena.cell.launcher import resolve_command, shipped_bots
+from arena.cell.launcher import resolve_command
+from arena.course.db.states import LadderState
 from arena.course.db.store import iso, utc_now
 from arena.course.season.archives import Refused
-from arena.match.clock import TimeControl
-from arena.match.openings import Openings, OpeningsError, parse_openings, random_opening
+from arena.match.openings import Openings, parse_openings, random_opening
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 
 if TYPE_CHECKING:
-    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
 log = logging.getLogger(__name__)
 
 MODELS = {"plackett-luce": PlackettLuce, "thurstone-mosteller-full": ThurstoneMostellerFull}
-DEFAULTS: dict[str, Any] = {
-    "games_per_hour": 6.0, "placement_games": 4, "reference": ["random", "greedy", "alphabeta"],
-    "unrated_per_hour": 3, "model": "plackett-luce", "openings": "random:2", "neighbours": 3, "poll_s": 10.0}
-KEYS = set(DEFAULTS) | {"time"}
+"""openskill's models by the name `[ladder] model` gives (config/sections.py: LADDER_MODELS)."""
 WINDOW = timedelta(hours=1)
 MATCH_PREFIX = "ladder-"
 """A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
 REFERENCE_PREFIX = "ref:"
-
-
-@dataclass(frozen=True)
-class LadderSettings:
-    """`[ladder]` of course.toml, checked (docs/course.md, "[ladder]")."""
-
-    games_per_hour: float = DEFAULTS["games_per_hour"]
-    placement_games: int = DEFAULTS["placement_games"]
-    reference: tuple[str, ...] = tuple(DEFAULTS["reference"])
-    unrated_per_hour: int = DEFAULTS["unrated_per_hour"]
-    model: str = DEFAULTS["model"]
-    openings: str = DEFAULTS["openings"]
-    neighbours: int = DEFAULTS["neighbours"]
-    poll_s: float = DEFAULTS["poll_s"]
-    """How often the server's LadderRunner looks at what is due (seconds)."""
-    time_control: TimeControl | None = None
-    """The ladder games' clock (None: the course's)."""
-
-
-def read_settings(config: CourseConfig) -> LadderSettings:
-    """`[ladder]` of `config` (defaults where left out); CourseError naming the bad key."""
-    raw = config.section("ladder", KEYS)
-
-    def number(key: str) -> float:
-        value = raw.get(key, DEFAULTS[key])
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or value <= 0:
-            raise config.error(f"ladder.{key}", f"must be a number more than 0, got {value!r}")
-        return float(value)
-
-    def whole(key: str, least: int) -> int:
-        value = raw.get(key, DEFAULTS[key])
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise config.error(f"ladder.{key}", f"must be a whole number >= {least}, got {value!r}")
-        return value
-
-    reference = raw.get("reference", DEFAULTS["reference"])
-    known = sorted(shipped_bots())
-    if not isinstance(reference, list) or not all(isinstance(r, str) for r in reference):
-        raise config.error("ladder.reference", f"must be a list of bot names, got {reference!r}")
-    for name in reference:
-        if name not in known:
-            raise config.error("ladder.reference",
-                               f"{name!r} is not a shipped bot (known: {', '.join(known)})")
-    if len(set(reference)) != len(reference):
-        raise config.error("ladder.reference", "names a bot twice")
-    model = raw.get("model", DEFAULTS["model"])
-    if model not in MODELS:
-        raise config.error("ladder.model", f"must be one of {', '.join(map(repr, MODELS))}, got {model!r}")
-    openings = raw.get("openings", DEFAULTS["openings"])
-    if not isinstance(openings, str):
-        raise config.error("ladder.openings", f"must be a string (random:N or a file), got {openings!r}")
-    try:
-        parse_openings(openings, rules.load(config.game, **config.params), config.directory)
-    except OpeningsError as exc:
-        raise config.error("ladder.openings", str(exc)) from None
-    clock = None
-    if "time" in raw:
-        try:
-            clock = dataclasses.replace(TimeControl.parse(str(raw["time"])), kind=config.time_control.kind,
-                                        wall_factor=config.time_control.wall_factor)
-        except ValueError as exc:
-            raise config.error("ladder.time", str(exc)) from None
-    return LadderSettings(games_per_hour=number("games_per_hour"),
-                          placement_games=whole("placement_games", 0),
-                          reference=tuple(reference), unrated_per_hour=whole("unrated_per_hour", 0),
-                          model=model, openings=openings, neighbours=whole("neighbours", 1),
-                          poll_s=number("poll_s"), time_control=clock)
 
 
 @dataclass(frozen=True)
@@ -167,7 +94,7 @@ class LadderGame:
     rated: bool
     requested_by: str | None
     created: str
-    state: str
+    state: LadderState
     detail: str
     game_ids: tuple[str, ...]
     score: float | None
@@ -198,7 +125,7 @@ class Ladder:
     def __init__(self, course: Course) -> None:
         self.course = course
         self.config = course.config
-        self.settings = read_settings(course.config)
+        self.settings = course.config.ladder
         self.model = MODELS[self.settings.model]()
         self._game = rules.load(self.config.game, **self.config.params)
         self._openings: Openings = parse_openings(self.settings.openings, self._game, self.config.directory)
@@ -360,7 +287,7 @@ class Ladder:
                 if ladder_id is None:
                     continue
                 row = db.execute("SELECT * FROM ladder_games WHERE id = ?", (ladder_id,)).fetchone()
-                if row is None or row["state"] not in ("scheduled", "queued"):
+                if row is None or row["state"] not in (LadderState.SCHEDULED, LadderState.QUEUED):
                     continue
                 if db.execute("SELECT 1 FROM ladder_records WHERE game_id = ?", (record.game_id,)).fetchone():
                     continue  # a record given twice counts once
@@ -463,8 +390,8 @@ class Ladder:
                 cursor = db.execute("INSERT INTO ladder_games (a, b, rated, requested_by, created, state) "
                                     "VALUES (?, ?, 0, ?, ?, 'queued')",
                                     (mine.key, theirs.key, student_id, iso(now)))
-        for runner in list(_RUNNERS.get(self.config.directory, ())):
-            runner.wake()  # the server's runner plays it now, not at its next look
+        for wake in list(self.course.ladder_listeners):
+            wake()  # the server's runner plays it now, not at its next look
         return int(cursor.lastrowid)  # type: ignore[arg-type]
 
     def games(self, student_id: str | None = None) -> list[LadderGame]:
@@ -482,10 +409,10 @@ class Ladder:
             records = [GameRecord.from_json(t[0]) for t in store.rows(
                 "SELECT record FROM ladder_records WHERE ladder_id = ? ORDER BY game_id", r["id"])]
             score = None
-            if r["state"] == "done":
+            if r["state"] == LadderState.DONE:
                 score = sum(_points(rec, r["an"]) for rec in records)
             out.append(LadderGame(r["id"], r["an"], r["bn"], bool(r["rated"]), r["requested_by"],
-                                  r["created"], r["state"], r["detail"],
+                                  r["created"], LadderState(r["state"]), r["detail"],
                                   tuple(rec.game_id for rec in records), score))
         return out
 
@@ -507,90 +434,6 @@ def _points(record: GameRecord, name: str) -> float:
     """What the game was worth to the bot `name`: GameRecord.points (0 each for a double forfeit
     or an aborted game)."""
     return record.points(record.players.index(name))
-
-
-PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
-_RUNNERS: dict[Path, set[LadderRunner]] = {}
-"""The running LadderRunners of this process by course directory (`request` wakes them)."""
-
-
-class LadderRunner:
-    """The server's thread that plays the ladder: every `interval_s` (default `[ladder] poll_s`) it
-    asks `Ladder.due` for what is due and plays it one ladder game at a time through `play`
-    (arena.course.season.jobs.play_games), recording each. A game that cannot be played is marked errored;
-    nothing a bot does stops it. On `start()` games a stopped server left scheduled are given up
-    (their entrants are owed them again)."""
-
-    def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
-                 clock: Callable[[], datetime] = utc_now) -> None:
-        from arena.course.season.jobs import play_games
-
-        self.course = course
-        self.ladder = Ladder(course)
-        self.interval_s = interval_s if interval_s is not None else self.ladder.settings.poll_s
-        self.play = play or play_games
-        self.clock = clock
-        self._stopping = threading.Event()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.played = 0
-        """Ladder games (pairs) this runner played."""
-
-    def start(self) -> None:
-        self.ladder.abandon_scheduled()
-        self._stopping.clear()
-        _RUNNERS.setdefault(self.course.config.directory, set()).add(self)
-        self._thread = threading.Thread(target=self._loop, name="course-ladder", daemon=True)
-        self._thread.start()
-
-    def wake(self) -> None:
-        """Look at what is due now (a student asked for a game)."""
-        self._wake.set()
-
-    def stop(self, timeout_s: float | None = None) -> None:
-        """Stop after the ladder game being played (up to `timeout_s`)."""
-        self._stopping.set()
-        self._wake.set()
-        _RUNNERS.get(self.course.config.directory, set()).discard(self)
-        if self._thread is not None:
-            self._thread.join(timeout_s)
-
-    def run_once(self) -> int:
-        """Play what is due now, one ladder game at a time (each asked of `due` after the last
-        was recorded: a game a student asks for meanwhile goes next, and pairings see the newest
-        ratings); how many ladder games were played. A game that could not be played ends the
-        round (the next poll tries again), so a bot that cannot start does not spin the loop."""
-        played = 0
-        while not self._stopping.is_set():
-            due = self.ladder.due(self.clock(), limit=1)
-            if not due:
-                break
-            spec = due[0]
-            try:
-                records = self.play([spec])
-            except Exception as exc:  # a bot that cannot start, a sandbox refused: that game only
-                log.warning("ladder %s: %s", spec.match_id, exc)
-                self.ladder.fail(spec.match_id, f"{type(exc).__name__}: {exc}".splitlines()[0])
-                break
-            self.ladder.record(records, self.clock())
-            played += 1
-            if len(records) < len(spec.game_numbers):
-                self.ladder.fail(spec.match_id, "not every game of the pair was played")
-                break
-        self.played += played
-        return played
-
-    def _loop(self) -> None:
-        try:
-            while not self._stopping.is_set():
-                try:
-                    self.run_once()
-                except Exception:  # a bug of ours: logged, the ladder goes on
-                    log.exception("ladder")
-                self._wake.wait(self.interval_s)
-                self._wake.clear()
-        finally:
-            self.course.store.close()
 
 
 def describe(row: LadderRow) -> str:

@@ -1,5 +1,6 @@
-"""The season's phases: `[[phases]]` and `[extensions]` of course.toml, reports, the upload freeze,
-and who passed each phase with its evidence.
+"""The season's phases: deadlines (`[[phases]]` and `[extensions]` of course.toml, read at load
+into `CourseConfig.season`: arena/course/config/sections.py), reports, the upload freeze, and who
+passed each phase with its evidence.
 
 A phase has a name, a deadline and what must hold by then (`requires`): a qualified bot, a score
 against a reference bot over N games, a move generator that agrees with the rules on N positions
@@ -18,13 +19,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.course.config.course_toml import CourseConfig
+from arena.course.config import checks, sections
+from arena.course.config.sections import Legal, Phase, Score
+from arena.course.db.states import SubmissionStatus
 from arena.course.season.archives import Refused, clean_filename
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec, safe_name
@@ -32,75 +34,11 @@ from arena.match.spec import BotSpec, MatchSpec, safe_name
 if TYPE_CHECKING:
     import sqlite3
 
+    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
     from arena.course.db.store import Store
 
-PHASE_KEYS = {"name", "deadline", "requires", "report", "report_max_mb"}
-REQUIRE_KEYS = {"qualified", "score", "legal"}
-SCORE_KEYS = {"against", "at_least", "games"}
-LEGAL_KEYS = {"positions", "timeout_s"}
-REPORT_MAX_MB = 10.0
-"""A report's size limit when the phase names none (MB)."""
 REPORT_SUFFIXES = {".pdf": "PDF", ".md": "Markdown", ".markdown": "Markdown"}
-EXAMPLE_TIME = "2026-12-03T23:59:00+01:00"
-DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([dhms])")
-UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
-
-
-
-@dataclass(frozen=True)
-class Score:
-    """`score = {against, at_least, games}`: at least `at_least` of the points (win 1, draw 1/2)
-    against the reference bot `against` over `games` games, seats alternating."""
-
-    against: str
-    at_least: float
-    games: int
-
-
-@dataclass(frozen=True)
-class Legal:
-    """`legal = {positions}`: the bot's move generator agrees with the rules on every one of
-    `positions` positions (`timeout_s` for each answer)."""
-
-    positions: int
-    timeout_s: float = 2.0
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One `[[phases]]` entry, checked."""
-
-    name: str
-    deadline: datetime
-    qualified: bool = False
-    score: Score | None = None
-    legal: Legal | None = None
-    report: bool = False
-    report_max_bytes: int = int(REPORT_MAX_MB * 1_000_000)
-
-    def requirements(self) -> str:
-        """What the phase asks for, in words."""
-        parts = ["a qualified bot"]
-        if self.score is not None:
-            parts.append(f"a score of at least {self.score.at_least:g} against {self.score.against} over "
-                         f"{self.score.games} games")
-        if self.legal is not None:
-            parts.append(f"move generation agreeing with the rules on {self.legal.positions} positions")
-        if self.report:
-            parts.append("a report")
-        return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class Season:
-    """The phases (in course.toml's order) and the students' extensions."""
-
-    phases: tuple[Phase, ...] = ()
-    extensions: dict[str, timedelta] = field(default_factory=dict)
-
-    def last_deadline(self) -> datetime | None:
-        return max((p.deadline for p in self.phases), default=None)
 
 
 @dataclass(frozen=True)
@@ -123,144 +61,16 @@ class PhaseResult:
     report_url: str | None = None
 
 
-# --- course.toml ---
-
-def season(config: CourseConfig, student_ids: set[str] | None = None) -> Season:
-    """The season's phases and extensions of `config`, checked; CourseError (one line naming the
-    key) for a bad one. With `student_ids`, an extension for a student not in the roster is one."""
-    raw = config.sections.get("phases", [])
-    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
-        raise config.error("phases", "must be a list of tables ([[phases]] with name, deadline, requires)")
-    phases = tuple(_phase(config, n, p) for n, p in enumerate(raw, 1))
-    names = [p.name for p in phases]
-    twice = next((n for n in names if names.count(n) > 1), None)
-    if twice is not None:
-        raise config.error("phases", f"two phases named {twice!r}")
-    extensions: dict[str, timedelta] = {}
-    raw_ext = config.sections.get("extensions", {})
-    if not isinstance(raw_ext, dict):
-        raise config.error("extensions", 'must be a table of student id = duration ("48h", "2d", "90m")')
-    for sid, value in raw_ext.items():
-        if student_ids is not None and sid not in student_ids:
-            raise config.error(f"extensions.{sid}", "no such student in the roster")
-        try:
-            extensions[sid] = parse_duration(value)
-        except ValueError as exc:
-            raise config.error(f"extensions.{sid}", str(exc)) from None
-    return Season(phases, extensions)
-
-
-def _phase(config: CourseConfig, number: int, raw: dict[str, Any]) -> Phase:
-    where = f"phases[{number}]"
-    unknown = sorted(set(raw) - PHASE_KEYS)
-    if unknown:
-        raise config.error(f"{where}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(PHASE_KEYS))})")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise config.error(f"{where}.name", f"each phase needs a name, got {name!r}")
-    deadline = raw.get("deadline")
-    if isinstance(deadline, str):
-        try:
-            deadline = datetime.fromisoformat(deadline)
-        except ValueError:
-            raise config.error(f"{where}.deadline", f"not an ISO 8601 time: {deadline!r} "
-                                                    f"(e.g. {EXAMPLE_TIME})") from None
-    if not isinstance(deadline, datetime) or deadline.tzinfo is None or deadline.utcoffset() is None:
-        raise config.error(f"{where}.deadline", f"must be a time with its zone, e.g. {EXAMPLE_TIME}, "
-                                                f"got {deadline!r}")
-    report = raw.get("report", False)
-    if not isinstance(report, bool):
-        raise config.error(f"{where}.report", f"must be true or false, got {report!r}")
-    max_mb = raw.get("report_max_mb", REPORT_MAX_MB)
-    if isinstance(max_mb, bool) or not isinstance(max_mb, (int, float)) or not 0 < max_mb < 1e6:
-        raise config.error(f"{where}.report_max_mb", f"must be a number of MB more than 0, got {max_mb!r}")
-    requires = raw.get("requires", {})
-    if not isinstance(requires, dict):
-        raise config.error(f"{where}.requires", "must be a table, e.g. { qualified = true }")
-    unknown = sorted(set(requires) - REQUIRE_KEYS)
-    if unknown:
-        raise config.error(f"{where}.requires.{unknown[0]}",
-                           f"unknown requirement (known: {', '.join(sorted(REQUIRE_KEYS))})")
-    qualified = requires.get("qualified", False)
-    if not isinstance(qualified, bool):
-        raise config.error(f"{where}.requires.qualified", f"must be true or false, got {qualified!r}")
-    return Phase(name.strip(), deadline, qualified, _score(config, where, requires.get("score")),
-                 _legal(config, where, requires.get("legal")), report, int(max_mb * 1_000_000))
-
-
-def _score(config: CourseConfig, where: str, raw: Any) -> Score | None:
-    if raw is None:
-        return None
-    key = f"{where}.requires.score"
-    if not isinstance(raw, dict):
-        raise config.error(key, 'must be a table: { against = "greedy", at_least = 0.7, games = 10 }')
-    unknown = sorted(set(raw) - SCORE_KEYS)
-    if unknown:
-        raise config.error(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(SCORE_KEYS))})")
-    from arena.cell.launcher import shipped_bots
-
-    against = raw.get("against")
-    if against not in shipped_bots():
-        known = ", ".join(sorted(shipped_bots()))
-        raise config.error(f"{key}.against", f"must be a reference bot ({known}), got {against!r}")
-    at_least = raw.get("at_least")
-    if isinstance(at_least, bool) or not isinstance(at_least, (int, float)) or not 0 <= at_least <= 1:
-        raise config.error(f"{key}.at_least", f"must be a share of the points from 0 to 1, got {at_least!r}")
-    games = raw.get("games", 10)
-    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 1000:
-        raise config.error(f"{key}.games", f"must be a whole number from 1 to 1000, got {games!r}")
-    return Score(against, float(at_least), games)
-
-
-def _legal(config: CourseConfig, where: str, raw: Any) -> Legal | None:
-    if raw is None:
-        return None
-    key = f"{where}.requires.legal"
-    if not isinstance(raw, dict):
-        raise config.error(key, "must be a table: { positions = 50 }")
-    unknown = sorted(set(raw) - LEGAL_KEYS)
-    if unknown:
-        raise config.error(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(LEGAL_KEYS))})")
-    positions = raw.get("positions", 50)
-    if isinstance(positions, bool) or not isinstance(positions, int) or not 1 <= positions <= 10000:
-        raise config.error(f"{key}.positions", f"must be a whole number from 1 to 10000, got {positions!r}")
-    timeout_s = raw.get("timeout_s", 2.0)
-    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s <= 600:
-        raise config.error(f"{key}.timeout_s", f"must be seconds, more than 0, got {timeout_s!r}")
-    return Legal(positions, float(timeout_s))
-
-
-def parse_duration(value: Any) -> timedelta:
-    """An extension's duration: "48h", "2d", "90m", "30s" or sums of them ("1d 12h"); ValueError
-    saying so for anything else (or nothing)."""
-    text = value.strip().lower() if isinstance(value, str) else None
-    if not text or DURATION_RE.sub("", text).strip():
-        raise ValueError(f'must be a duration such as "48h", "2d" or "90m", got {value!r}')
-    seconds = sum(float(n) * UNITS[unit] for n, unit in DURATION_RE.findall(text))
-    if seconds <= 0:
-        raise ValueError(f"must be longer than nothing, got {value!r}")
-    return timedelta(seconds=seconds)
-
-
-def duration_text(delta: timedelta) -> str:
-    """A duration as course.toml writes one: "48h", "90m", "30s"."""
-    seconds = int(delta.total_seconds())
-    for unit in ("h", "m"):
-        if seconds % UNITS[unit] == 0:
-            return f"{seconds // UNITS[unit]}{unit}"
-    return f"{seconds}s"
-
-
 # --- deadlines ---
 
 def extension_for(config: CourseConfig, student_id: str) -> timedelta:
     """The student's extension (`[extensions]`), nothing without one."""
-    return season(config).extensions.get(student_id, timedelta(0))
+    return config.season.extension_for(student_id)
 
 
 def last_deadline(config: CourseConfig) -> datetime | None:
     """The last of the phases' deadlines and the course's own `deadline`; None without any."""
-    moments = [m for m in (season(config).last_deadline(), config.deadline) if m is not None]
+    moments = [m for m in (config.season.last_deadline(), config.deadline) if m is not None]
     return max(moments) if moments else None
 
 
@@ -277,19 +87,19 @@ def upload_refusal(config: CourseConfig, student_id: str, now: datetime) -> str 
     if own is None or now < own:
         return None
     last = last_deadline(config)
-    frozen = bool(season(config).phases)
+    frozen = bool(config.season.phases)
     text = (f"uploads are frozen: the last deadline was {last.isoformat()}" if frozen
             else f"submissions are closed: the deadline was {last.isoformat()}")  # type: ignore[union-attr]
     extension = extension_for(config, student_id)
     if extension:
-        text += f" (yours, with your extension of {duration_text(extension)}, was {own.isoformat()})"
+        text += f" (yours, with your extension of {checks.duration_text(extension)}, was {own.isoformat()})"
     return text
 
 
 def current_phase(config: CourseConfig, student_id: str, now: datetime) -> Phase | None:
     """The first phase whose deadline (plus the student's extension) is still ahead at `now`."""
-    s = season(config)
-    extension = s.extensions.get(student_id, timedelta(0))
+    s = config.season
+    extension = s.extension_for(student_id)
     ahead = [p for p in s.phases if now < p.deadline + extension]
     return min(ahead, key=lambda p: p.deadline) if ahead else None
 
@@ -312,7 +122,7 @@ def check_report(config: CourseConfig, student_id: str, now: datetime, report: t
     if suffix not in REPORT_SUFFIXES:
         raise Refused(f"the report {name!r} must be a PDF or Markdown file (.pdf, .md)")
     phase = phase or current_phase(config, student_id, now)
-    limit = phase.report_max_bytes if phase is not None else int(REPORT_MAX_MB * 1_000_000)
+    limit = phase.report_max_bytes if phase is not None else int(sections.REPORT_MAX_MB * 1_000_000)
     if len(data) > limit:
         raise Refused(size_refusal("the report", len(data), limit))
     if not data:
@@ -346,16 +156,6 @@ def report_name(store: Store, submission_id: int) -> str | None:
 
 # --- who passed ---
 
-_locks: dict[Path, threading.Lock] = {}
-_locks_lock = threading.Lock()
-
-
-def _lock(directory: Path) -> threading.Lock:
-    """One lock a course: two callers never play the same games at once."""
-    with _locks_lock:
-        return _locks.setdefault(directory, threading.Lock())
-
-
 def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool = True) -> list[PhaseResult]:
     """Each phase's result for each student of the roster (phases in course.toml's order, students
     in id order), judged on the student's latest qualified version uploaded before the phase's
@@ -365,13 +165,12 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     from arena.course.db.store import utc_now
 
     now = now or utc_now()
-    config = course.config
-    s = season(config)
+    s = course.config.season
     results = []
-    with _lock(course.directory):
+    with course.phase_lock:  # two callers never play the same games at once
         for phase in s.phases:
             for student in course.students():
-                own = phase.deadline + s.extensions.get(student.id, timedelta(0))
+                own = phase.deadline + s.extension_for(student.id)
                 results.append(_judge(course, phase, student.id, own, now, evaluate))
     return results
 
@@ -383,7 +182,7 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
     cutoff = min(own, now)
     rows = store.rows("SELECT * FROM submissions WHERE student_id = ? ORDER BY id DESC", student_id)
     taken = [r for r in rows if datetime.fromisoformat(r["created"]) < cutoff]
-    qualified = [r for r in taken if r["status"] == "qualified"]
+    qualified = [r for r in taken if r["status"] == SubmissionStatus.QUALIFIED]
     so_far = "so far: " if provisional else ""
     if not qualified:
         if not taken:
@@ -550,7 +349,7 @@ def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
                      bots=(bot, BotSpec(score.against, resolve_command(score.against))),
                      time_control=config.time_control, game_numbers=tuple(range(score.games)),
                      params=dict(config.params), seed=sub["id"], limits=config.limits)
-    records, replayed = play_judged(spec)
+    records, replayed = play_judged(spec, course.play)
     points = sum(record.points(record.players.index(bot.name)) for record in records)
     share = points / len(records) if records else 0.0
     with course.store.write() as db:

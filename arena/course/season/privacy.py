@@ -15,10 +15,8 @@ import secrets
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-KEYS = {"pseudonyms"}
 ADJECTIVES = (
     "agile", "amber", "bold", "brave", "bright", "brisk", "calm", "clever", "cosmic", "crimson", "daring",
     "deft", "eager", "fierce", "gentle", "golden", "grand", "happy", "hardy", "jolly", "keen", "lively",
@@ -33,15 +31,6 @@ ANIMALS = (
     "marten", "mole", "moose", "newt", "ocelot", "orca", "otter", "owl", "panda", "panther", "puffin",
     "quail", "raven", "robin", "seal", "shrew", "sloth", "stoat", "swan", "tapir", "tiger", "toad",
     "trout", "turtle", "viper", "walrus", "weasel", "whale", "wolf", "yak")
-
-
-def pseudonyms_on(config: CourseConfig) -> bool:
-    """`[privacy] pseudonyms`; CourseError names a bad key."""
-    raw = config.section("privacy", KEYS)
-    value = raw.get("pseudonyms", False)
-    if not isinstance(value, bool):
-        raise config.error("privacy.pseudonyms", f"must be true or false, got {value!r}")
-    return value
 
 
 def pseudonym(course: Course, student_id: str) -> str:
@@ -75,7 +64,7 @@ def pseudonym(course: Course, student_id: str) -> str:
 def public_name(course: Course, student_id: str) -> str:
     """What a public page (one for no one in particular) calls the student: its pseudonym when
     they are on, else its id (a name fit for a tournament's bot and a file name)."""
-    return pseudonym(course, student_id) if pseudonyms_on(course.config) else student_id
+    return pseudonym(course, student_id) if course.config.privacy.pseudonyms else student_id
 
 
 def display_name(course: Course, student_id: str, viewer: str | None, staff: bool) -> str:
@@ -85,6 +74,6 @@ def display_name(course: Course, student_id: str, viewer: str | None, staff: boo
     student = course.student(student_id)
     if student is None:
         return student_id
-    if staff or viewer == student_id or not pseudonyms_on(course.config):
+    if staff or viewer == student_id or not course.config.privacy.pseudonyms:
         return student.name
     return pseudonym(course, student_id)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def phase_named(course: Course, name: str) -> phases.Phase:
     """The phase called `name`; Refused naming the phases that take a report otherwise."""
-    season = phases.season(course.config)
+    season = course.config.season
     takes = [p.name for p in season.phases if p.report]
     found = next((p for p in season.phases if p.name == name), None)
     if found is None:

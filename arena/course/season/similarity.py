@@ -25,17 +25,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from arena.course.config.sections import SimilaritySettings
 from arena.course.season import archives
 
 if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-DEFAULT_THRESHOLD = 0.5
-DEFAULT_MIN_MATCH_TOKENS = 40
-"""Passages shorter than this many tokens (about four lines of code) are ignored: the standard
-board loop every honest bot has is shorter."""
-KEYS = {"threshold", "min_match_tokens"}
+DEFAULT_THRESHOLD = SimilaritySettings.threshold
+DEFAULT_MIN_MATCH_TOKENS = SimilaritySettings.min_match_tokens
 CODE_SUFFIXES = (".py", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".java", ".cs", ".js", ".ts",
                  ".rs", ".go", ".kt", ".scala", ".rb", ".hs", ".ml", ".lua", ".jl")
 """Files compared: source code (build scripts, READMEs and data are not)."""
@@ -56,25 +54,9 @@ _CANDIDATES = 8
 """Where a k-gram occurs more often in the other source, the first this many places are tried."""
 
 
-@dataclass(frozen=True)
-class SimilaritySettings:
-    """`[similarity]` of course.toml, checked."""
-
-    threshold: float = DEFAULT_THRESHOLD
-    min_match_tokens: int = DEFAULT_MIN_MATCH_TOKENS
-
-
 def settings(config: CourseConfig) -> SimilaritySettings:
-    """The `[similarity]` section (defaults without one); CourseError names the bad key."""
-    raw = config.section("similarity", KEYS)
-    threshold = raw.get("threshold", DEFAULT_THRESHOLD)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-        raise config.error("similarity.threshold", f"a share between 0 and 1, e.g. 0.5, got {threshold!r}")
-    tokens = raw.get("min_match_tokens", DEFAULT_MIN_MATCH_TOKENS)
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 5:
-        raise config.error("similarity.min_match_tokens", f"a whole number of tokens >= 5, e.g. 40, "
-                                                          f"got {tokens!r}")
-    return SimilaritySettings(float(threshold), tokens)
+    """The `[similarity]` section, read and checked with the rest of course.toml at load."""
+    return config.similarity
 
 
 @dataclass(frozen=True)

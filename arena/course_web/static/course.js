@@ -5,6 +5,9 @@
 (function () {
   const script = document.currentScript;
   const pollMs = Number(script.dataset.pollMs) || 1000;
+  const states = JSON.parse(script.dataset.states);  // arena/course/db/states.py: the statuses' values
+  const S = states.submission;
+  const finished = (status) => states.finished.includes(status);
   const get = (url) => fetch(url, {cache: "no-store", credentials: "same-origin"})
     .then((r) => (r.ok ? r.json() : Promise.reject(new Error(`${url}: ${r.status}`))));
 
@@ -24,11 +27,11 @@
     }
     reason.textContent = s.reason || "";
     const lastLine = row.querySelector(".last-line");
-    lastLine.textContent = s.status === "failed" ? s.last_line : "";
-    lastLine.hidden = !(s.status === "failed" && s.last_line);
+    lastLine.textContent = s.status === S.FAILED ? s.last_line : "";
+    lastLine.hidden = !(s.status === S.FAILED && s.last_line);
     row.querySelector(".active-cell").innerHTML = s.active ? '<b class="active">active</b>' : "";
     const activate = row.querySelector("form.activate");
-    if (activate) activate.hidden = !(s.status === "qualified" && !s.active);
+    if (activate) activate.hidden = !(s.status === S.QUALIFIED && !s.active);
   }
 
   function pollList(url) {
@@ -52,7 +55,7 @@
       document.getElementById("active").hidden = !s.active;
       const lastLine = document.getElementById("last-line");
       lastLine.textContent = s.last_line;
-      lastLine.hidden = !(s.status === "failed" && s.last_line);
+      lastLine.hidden = !(s.status === S.FAILED && s.last_line);
       document.getElementById("detail").textContent = s.detail || "";
       document.getElementById("detail-box").hidden = !s.detail;
       document.getElementById("log").textContent = s.log || "(empty)";
@@ -83,11 +86,12 @@
   }
 
   if (script.dataset.statuses) {
-    const unfinished = document.querySelector('#submissions tr[data-status="queued"], #submissions tr[data-status="building"], #submissions tr[data-status="testing"]');
+    const unfinished = Array.from(document.querySelectorAll("#submissions tr[data-status]"))
+      .some((row) => !finished(row.dataset.status));
     if (unfinished) setTimeout(() => pollList(script.dataset.statuses), pollMs);
   }
   if (script.dataset.submission) {
     const status = document.getElementById("state").dataset.status;
-    if (status !== "qualified" && status !== "failed") setTimeout(() => pollOne(script.dataset.submission), pollMs);
+    if (!finished(status)) setTimeout(() => pollOne(script.dataset.submission), pollMs);
   }
 })();

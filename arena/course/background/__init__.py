@@ -1,0 +1,1 @@
+"""The server's background threads over the season: submissions, the ladder, the season clock."""
