@@ -51,6 +51,8 @@ class BodyLimit:
         limit = self.bound(scope["path"])
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > limit:
+            if int(declared) <= limit + DRAIN_MAX_BYTES:  # an honest upload a little too big: read it
+                await _discard_body(receive)  # first, so the client, still sending, sees the 413
             await too_large(send, scope["path"], limit, f"{int(declared):,} bytes")
             return
         seen = 0
@@ -78,6 +80,16 @@ class BodyLimit:
                 await too_large(send, scope["path"], limit, f"more than {limit:,} bytes")
         except ClientDisconnect:  # the client went away (or was timed out) mid-body: nothing to answer
             pass
+
+
+async def _discard_body(receive: Any) -> None:
+    """Read the request's body to its end and throw it away (the caller bounds how much that is):
+    closing with a body still arriving makes the client's system reset the connection, and the
+    client may then never read the answer."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
 
 
 async def too_large(send: Any, path: str, limit: int, sent: str) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -26,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.course.config import checks
 from arena.course.season import phases, reports
 from arena.course.season.archives import Refused
 from arena.course_web.forms import api_error, checked_form, json_for_script, to_login
@@ -232,7 +232,7 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
     season = config.season
     extension = season.extensions.get(student_id)
     game = rules.load(config.game, **config.params)
-    results = {r.phase: r for r in student_results(course, student_id, now)}
+    results = {r.phase: r for r in phases.student_results(course, student_id, now)}
     shown_phases = []
     for phase in season.phases:
         own = reports.phase_deadline(course, phase, student_id)
@@ -250,22 +250,11 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
                                                     "created": report.created, "size": report.size}})
     freeze = phases.deadline_for(config, student_id)
     return {"pseudonym": privacy.pseudonym(course, student_id),
-            "pseudonyms_on": privacy.pseudonyms_on(config),
+            "pseudonyms_on": config.privacy.pseudonyms,
             "freeze": freeze.isoformat() if freeze else None,
-            "extension": phases.duration_text(extension) if extension else "",
+            "extension": checks.duration_text(extension) if extension else "",
             "phases": shown_phases, "game": config.game, "history": reports.history(course, student_id),
             "final": final_context(course, student_id)}
-
-
-def student_results(course: Any, student_id: str, now: datetime) -> list[Any]:
-    """The student's result in each phase: the requirement checks of its own version run now if
-    not run yet (kept: once a version), no other student's."""
-    from datetime import timedelta
-
-    s = course.config.season
-    with phases._lock(course.directory):
-        return [phases._judge(course, p, student_id, p.deadline + s.extensions.get(student_id, timedelta(0)),
-                              now, True) for p in s.phases]
 
 
 def final_games(course: Any, student_id: str) -> list[tuple[int, GameRecord, dict[str, str]]]:

@@ -40,7 +40,6 @@ COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "t
 
 
 @dataclass(frozen=True)
-@dataclass(frozen=True)
 class GradeRow:
     """A student's line of grades.csv. `rank`, `points`, `score_pct` are None for a student
     without a bot in the final; `shared`: how many students share its rank (1: none)."""

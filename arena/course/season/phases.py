@@ -175,6 +175,15 @@ def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool
     return results
 
 
+def student_results(course: Course, student_id: str, now: datetime) -> list[PhaseResult]:
+    """One student's result in each phase (its season page): the requirement checks of its own
+    version run now if not run yet (kept: once a version), no other student's."""
+    season = course.config.season
+    with course.phase_lock:
+        return [_judge(course, phase, student_id, phase.deadline + season.extension_for(student_id), now,
+                       True) for phase in season.phases]
+
+
 def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: datetime,
            evaluate: bool) -> PhaseResult:
     store = course.store

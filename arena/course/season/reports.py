@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from arena.course.config import checks
 from arena.course.season import phases
 from arena.course.season.archives import Refused
 from arena.course.season.phases import Report
@@ -62,7 +63,7 @@ def hand_in(course: Course, student_id: str, phase_name: str, filename: str, dat
         text = f"the deadline of phase {phase.name!r} has passed: it was {phase.deadline.isoformat()}"
         extension = phases.extension_for(course.config, student_id)
         if extension:
-            text += (f" (yours, with your extension of {phases.duration_text(extension)}, was "
+            text += (f" (yours, with your extension of {checks.duration_text(extension)}, was "
                      f"{own.isoformat()})")
         raise Refused(text)
     name = phases.check_report(course.config, student_id, now, (filename, data), phase)

@@ -78,7 +78,7 @@
         }
         document.getElementById("no-games").hidden = s.games.length > 0;
       }
-      if (s.status === "failed" && !s.games.length) {
+      if (s.status === S.FAILED && !s.games.length) {
         document.getElementById("no-games").textContent = `None: it failed before playing any (${s.reason}).`;
       }
       if (!s.finished) setTimeout(() => pollOne(url), pollMs);
