@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from openskill.models import PlackettLuce  # noqa: E402
 
-from arena.course.season.ladder import Ladder  # noqa: E402
 from arena.course.course import Course  # noqa: E402
+from arena.course.season.ladder import Ladder  # noqa: E402
 from arena.match.records import GameRecord  # noqa: E402
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
