@@ -783,3 +783,47 @@ def test_no_sandbox_ever_binds_a_courses_own_files(tmp_path, monkeypatch):
     for named in (elsewhere / "key", elsewhere):
         with pytest.raises(sandbox.BindRefused, match=f"^{named} is, holds or lies in a file of the server"):
             sandbox.bwrap_argv(["/bin/cat", str(named)], None)
+
+
+MAIN_JAVA = """import java.io.*;
+public class Main {
+    public static void main(String[] args) throws IOException {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] w = line.split(" ");
+            if (w[0].equals("turn")) { System.out.println("move " + Moves.first(w)); System.out.flush(); }
+            else if (w[0].equals("bye")) break;
+        }
+    }
+}
+"""
+MOVES_JAVA = """public class Moves {
+    public static String first(String[] words) {
+        for (int i = 0; i < words.length; i++) if (words[i].equals("legal")) return words[i + 1];
+        return "?";
+    }
+}
+"""
+
+
+def test_a_text_protocol_java_bot_sees_every_folder_of_its_class_path(tmp_path):
+    """`stdio:java -cp A:B Main`: the adapter runs the command, and the sandbox shows both class-path
+    folders (it showed neither: the joined entry, read as one word behind the adapter, is no path)."""
+    require(shutil.which("javac") and shutil.which("java"), "javac/java not installed (default-jdk)")
+    reason = sandbox.unavailable_reason()
+    require(reason is None, f"bots cannot be sandboxed here: {reason}")
+    for folder, name, source in (("a", "Main", MAIN_JAVA), ("b", "Moves", MOVES_JAVA)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.java").write_text(source)
+    subprocess.run(["javac", "-d", str(tmp_path / "b"), str(tmp_path / "b" / "Moves.java")], check=True)
+    subprocess.run(["javac", "-cp", str(tmp_path / "b"), "-d", str(tmp_path / "a"),
+                    str(tmp_path / "a" / "Main.java")], check=True)
+    classpath = f"{tmp_path / 'a'}{os.pathsep}{tmp_path / 'b'}"
+    done = run_arena("match", "domineering", f"stdio:java -cp {classpath} Main", "random", "--games", "2",
+                     "--time", "5", "-p", "rows=4", "-p", "cols=4", "--out", "out", "--sandbox", "on",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [games] = (tmp_path / "out").glob("matches/*/games.jsonl")
+    records = [json.loads(line) for line in games.read_text().splitlines()]
+    assert [r["forfeit"] for r in records] == [None, None], [r["logs"] for r in records]

@@ -461,10 +461,17 @@ def own_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
     return [p for p in dict.fromkeys(paths) if not _is_system(p) and p != "/"]
 
 
+ADAPTER_MODULES = ("arena.match.stdio", "arena.cell.relay")
+"""Modules of arena that run the rest of their command line as the bot (`python -m MODULE CMD...`):
+the text protocol's adapter and Java's relay; CMD is read as a command line of its own."""
+
+
 def named_paths(argv: tuple[str, ...] | list[str]) -> list[str]:
     """The existing files and directories a command line names as absolute paths (each entry of a
     class path, arena.cell.interpreters), and its first word when that is a program of its own,
-    not an interpreter."""
+    not an interpreter; behind an adapter (ADAPTER_MODULES), those of the command it runs too."""
+    if len(argv) > 3 and _is_python(argv[0]) and argv[1] == "-m" and argv[2] in ADAPTER_MODULES:
+        return list(dict.fromkeys([*named_paths(argv[:3]), *named_paths(argv[3:])]))
     try:
         kinds = interpreters.words(argv)
     except interpreters.MissingValue:
