@@ -203,13 +203,7 @@ class _Reader:
             similarity=similarity)
 
     def build(self) -> dict[str, Any]:
-        build = self.data.get("build", {})
-        if not isinstance(build, dict):
-            raise self.bad("build", f"must be a table ([build]), got {build!r}")
-        unknown = sorted(set(build) - BUILD_KEYS)
-        if unknown:
-            raise self.bad(f"build.{unknown[0]}", f"unknown key (known: {', '.join(sorted(BUILD_KEYS))})")
-        return build
+        return sections.table(self.data.get("build"), "build", BUILD_KEYS, self.bad)
 
     def game(self) -> tuple[str, dict[str, Any]]:
         import rules

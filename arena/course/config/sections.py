@@ -22,12 +22,14 @@ Fail = Callable[[str, str], "CourseError"]
 """(dotted key, why) -> the one-line error naming course.toml and the key."""
 
 
-def table(raw: Any, name: str, keys: set[str] | frozenset[str], fail: Fail) -> dict[str, Any]:
-    """A section as written (empty when left out), checked to be a table of `keys` only."""
+def table(raw: Any, name: str, keys: set[str] | frozenset[str], fail: Fail,
+          shape: str = "") -> dict[str, Any]:
+    """A section (or an inline table, its `shape` shown as the example) as written, empty when left
+    out, checked to be a table of `keys` only."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise fail(name, f"must be a table ([{name}]), got {raw!r}")
+        raise fail(name, f"must be a table: {shape}" if shape else f"must be a table ([{name}]), got {raw!r}")
     unknown = sorted(set(raw) - set(keys))
     if unknown:
         raise fail(f"{name}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(keys))})")
@@ -174,11 +176,7 @@ def _score(fail: Fail, where: str, raw: Any) -> Score | None:
     if raw is None:
         return None
     key = f"{where}.requires.score"
-    if not isinstance(raw, dict):
-        raise fail(key, 'must be a table: { against = "greedy", at_least = 0.7, games = 10 }')
-    unknown = sorted(set(raw) - SCORE_KEYS)
-    if unknown:
-        raise fail(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(SCORE_KEYS))})")
+    raw = table(raw, key, SCORE_KEYS, fail, '{ against = "greedy", at_least = 0.7, games = 10 }')
     against = raw.get("against")
     if against not in _shipped():
         raise fail(f"{key}.against", f"must be a reference bot ({', '.join(_shipped())}), got {against!r}")
@@ -195,11 +193,7 @@ def _legal(fail: Fail, where: str, raw: Any) -> Legal | None:
     if raw is None:
         return None
     key = f"{where}.requires.legal"
-    if not isinstance(raw, dict):
-        raise fail(key, "must be a table: { positions = 50 }")
-    unknown = sorted(set(raw) - LEGAL_KEYS)
-    if unknown:
-        raise fail(f"{key}.{unknown[0]}", f"unknown key (known: {', '.join(sorted(LEGAL_KEYS))})")
+    raw = table(raw, key, LEGAL_KEYS, fail, "{ positions = 50 }")
     positions = raw.get("positions", 50)
     if not checks.is_number(positions, whole=True, least=1, most=10000):
         raise fail(f"{key}.positions", f"must be a whole number from 1 to 10000, got {positions!r}")
