@@ -77,15 +77,18 @@ def make_course(directory: Path, roster=ROSTER, **settings: str) -> Path:
 
 
 class Server:
-    """`arena course serve DIR --port 0` in a subprocess; `url` is read from its first line."""
+    """`arena course serve DIR --port 0` in a subprocess; `url` is read from its first line.
+    `launch`: what runs `python -m arena ...` (default: this interpreter, as this user), e.g. a
+    service user's wrapper; `env`: its environment."""
 
-    def __init__(self, directory: Path, *extra: str, concurrency: int = 2) -> None:
+    def __init__(self, directory: Path, *extra: str, concurrency: int = 2, launch: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:
         self.directory = directory
         self.log = open(directory.parent / f"{directory.name}-server.log", "a+")  # noqa: SIM115
-        self.process = subprocess.Popen(
-            arena_cmd("course", "serve", str(directory), "--port", "0", "--concurrency", str(concurrency),
-                      *extra),
-            env=ENV, stdout=subprocess.PIPE, stderr=self.log, text=True, start_new_session=True)
+        serve = ["course", "serve", str(directory), "--port", "0", "--concurrency", str(concurrency), *extra]
+        argv = arena_cmd(*serve) if launch is None else [*launch, "-m", "arena", *serve]
+        self.process = subprocess.Popen(argv, env=ENV if env is None else env, stdout=subprocess.PIPE,
+                                        stderr=self.log, text=True, start_new_session=True)
         self.lines: list[str] = []
         first = threading.Event()
         threading.Thread(target=self._read, args=(first,), daemon=True).start()

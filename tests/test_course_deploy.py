@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -30,6 +29,7 @@ import pytest
 from conftest import require
 from course_helpers import (
     PASSWORD,
+    Server,
     arena,
     csrf_of,
     invite_links,
@@ -95,24 +95,16 @@ class Deployment:
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
         self.delegated = _delegate(f"arena-test-deploy-{secrets.token_hex(4)}")
         enter = 'for f in $JOIN; do echo $$ > "$f" || exit 99; done; unset JOIN; exec "$@"'
-        argv = ["bwrap", "--dev-bind", "/", "/", *_reveal_args(), "--chdir", str(home), "--",
-                "sh", "-c", enter, "sh", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
-                "--clear-groups", "env", f"PYTHONPATH={ROOT}", f"HOME={home}", sys.executable, "-m", "arena",
-                "course", "serve", str(self.course), "--port", "0", "--concurrency", "2",
-                "--trusted-proxy", "127.0.0.1"]  # as docs/deploy/arena-course.service starts it
-        self.log = open(home.parent / f"{home.name}-server.log", "a+")  # noqa: SIM115
+        as_service_user = ["bwrap", "--dev-bind", "/", "/", *_reveal_args(), "--chdir", str(home), "--",
+                           "sh", "-c", enter, "sh", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                           "--clear-groups", "env", f"PYTHONPATH={ROOT}", f"HOME={home}", sys.executable]
         env = {**os.environ, "JOIN": " ".join(str(d / "cgroup.procs") for d in self.delegated)}
-        self.server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log, text=True, env=env,
-                                       start_new_session=True)
-        self.lines: list[str] = []
-        first = threading.Event()
-        threading.Thread(target=self._read, args=(first,), daemon=True).start()
-        if not first.wait(START_TIMEOUT_S) or not self.lines:
+        try:  # started as docs/deploy/arena-course.service starts it
+            self.server = Server(self.course, "--trusted-proxy", "127.0.0.1", launch=as_service_user, env=env)
+        except AssertionError:
             self.stop()
-            raise AssertionError(f"the server did not start as nobody: {self.errors()}")
-        match = re.search(r"(http://127\.0\.0\.1:\d+)/", self.lines[0])
-        assert match, self.lines[0]
-        self.upstream = match.group(1)
+            raise
+        self.upstream = self.server.url
         prefix = home.parent / f"{home.name}-nginx"
         prefix.mkdir()
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
@@ -134,16 +126,8 @@ class Deployment:
                     raise AssertionError(f"nginx did not start: {why}") from None
                 time.sleep(0.1)
 
-    def _read(self, first: threading.Event) -> None:
-        for line in self.server.stdout:
-            self.lines.append(line)
-            first.set()
-        first.set()
-
     def errors(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()[-3000:]
+        return self.server.errors()
 
     def signed_in(self, student: str):
         """An httpx client of `student`'s through nginx, signed in once (a sign-in link is used once)."""
@@ -161,7 +145,8 @@ class Deployment:
         return client
 
     def stop(self) -> None:
-        for process in (getattr(self, "nginx", None), self.server):
+        server = getattr(self, "server", None)
+        for process in (getattr(self, "nginx", None), server.process if server is not None else None):
             if process is None:
                 continue
             try:
@@ -257,7 +242,7 @@ def test_a_good_bot_qualifies_through_nginx_as_the_service_user(deployment):
 
 def _server_pid(deployment: Deployment) -> int:
     """The course server's own pid (setpriv execs into sh, then env, then python)."""
-    out = subprocess.run(["pgrep", "-f", "-s", str(deployment.server.pid), "arena course serve"],
+    out = subprocess.run(["pgrep", "-f", "-s", str(deployment.server.process.pid), "arena course serve"],
                          capture_output=True, text=True).stdout.split()
     return int(out[-1])
 
