@@ -83,8 +83,10 @@ def test_connections_that_never_say_hello_cannot_starve_an_honest_bot():
     records = run_match(match([broken("mob", 10), honest], games=2))
     growth = rss_bytes() - start
     for record in records:
-        assert record.forfeit is None, record.forfeit
         seat = record.players.index(honest.name)
+        assert record.forfeit_of(seat) is None, record.forfeit  # the honest bot never forfeits
+        mob = record.forfeit_of(1 - seat)  # the mob, busy with its ten connections, may lose on time
+        assert mob is None or mob.under_load, record.forfeit  # only where the machine's load made it
         assert all(m.time_s < FAST.per_move for m in record.moves if m.seat == seat)
     assert growth < RSS_GROWTH_MAX, growth
 
