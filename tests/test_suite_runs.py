@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ENV
+from conftest import ENV, SURVIVOR_GRACE_ENV
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,21 +32,21 @@ PLAIN = '''from recorder import record
 
 
 def test_one():
-    record("plain-1", 0.6)
+    record("plain-1", 0.3)
 
 
 def test_two():
-    record("plain-2", 0.6)
+    record("plain-2", 0.3)
 '''
 OTHER = '''from recorder import record
 
 
 def test_three():
-    record("plain-3", 0.6)
+    record("plain-3", 0.3)
 
 
 def test_four():
-    record("plain-4", 0.6)
+    record("plain-4", 0.3)
 '''
 TIMING = '''import pytest
 from recorder import record
@@ -55,11 +55,11 @@ pytestmark = pytest.mark.loads_machine
 
 
 def test_a():
-    record("alone-a", 0.4)
+    record("alone-a", 0.2)
 
 
 def test_b():
-    record("alone-b", 0.4)
+    record("alone-b", 0.2)
 '''
 MORE_TIMING = '''import pytest
 from recorder import record
@@ -67,16 +67,16 @@ from recorder import record
 
 @pytest.mark.loads_machine
 def test_c():
-    record("alone-c", 0.4)
+    record("alone-c", 0.2)
 
 
 @pytest.mark.timing
 def test_e():
-    record("timing-e", 0.5)
+    record("timing-e", 0.25)
 
 
 def test_d():
-    record("plain-d", 0.3)
+    record("plain-d", 0.15)
 '''
 CLOCKED = '''import pytest
 from recorder import record
@@ -84,12 +84,12 @@ from recorder import record
 
 @pytest.mark.timing
 def test_f():
-    record("timing-f", 0.5)
+    record("timing-f", 0.25)
 
 
 @pytest.mark.timing
 def test_g():
-    record("timing-g", 0.5)
+    record("timing-g", 0.25)
 '''
 LEAK = '''import subprocess
 
@@ -112,7 +112,8 @@ def _suite(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _run(root: Path, spans: Path) -> subprocess.CompletedProcess:
-    env = {**ENV, "SPANS": str(spans), "PYTHONPATH": os.pathsep.join([str(root), ENV["PYTHONPATH"]])}
+    env = {**ENV, "SPANS": str(spans), "PYTHONPATH": os.pathsep.join([str(root), ENV["PYTHONPATH"]]),
+           SURVIVOR_GRACE_ENV: "1"}  # the leak stays: no need to give it the suite's 10 s
     env.pop("PYTEST_XDIST_WORKER", None)  # this test may itself run on a worker
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "load",
