@@ -21,6 +21,8 @@ from xdist.workermanage import parse_tx_spec_config
 
 CACHE_KEY = "arena/module_seconds"
 """Where the last full run's seconds per module are kept (pytest's cache, .pytest_cache/)."""
+MARKED_KEY = "(timing and loads_machine)"
+"""The cache's entry for the tests that run apart from their modules' units (their total)."""
 EXPECTED_S = {
     "tests/test_cluster.py": 65.0, "tests/test_tournament.py": 54.0, "tests/test_course_season.py": 51.0,
     "tests/test_fairness.py": 45.0, "tests/test_fair_clock.py": 40.0, "tests/test_course_engine.py": 38.0,
@@ -60,7 +62,10 @@ class ModuleScheduling:
         """The tests that load the machine, held until every other test has run."""
         self.alone_node: Any = None
         self.seconds: dict[str, float] = {}
-        """Seconds each module took in this run (setup, call and teardown of its tests)."""
+        """Seconds each module's unit took in this run (setup, call and teardown of its tests); its
+        `timing` and `loads_machine` tests, which run in units of their own, under MARKED_KEY."""
+        self.marked: set[int] = set()
+        """The indices of the `timing` and `loads_machine` tests."""
         self.config = config
         self.timing_dir = timing_dir
         self.log = Producer("arenasched") if log is None else log.arenasched
@@ -110,8 +115,10 @@ class ModuleScheduling:
             for index, nodeid in enumerate(self.collection):
                 if nodeid in alone:
                     self.alone.append(index)
+                    self.marked.add(index)
                 elif nodeid in timing:
                     clocked.append(index)
+                    self.marked.add(index)
                 else:
                     units.setdefault(nodeid.split("::")[0], []).append(index)
             self.units = ([clocked] if clocked else []) + sorted(units.values(), key=self._expected_s,
@@ -147,8 +154,8 @@ class ModuleScheduling:
     def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
         self.node2pending[node].remove(item_index)
         assert self.collection is not None
-        module = self.collection[item_index].split("::")[0]
-        self.seconds[module] = self.seconds.get(module, 0.0) + duration
+        key = MARKED_KEY if item_index in self.marked else self.collection[item_index].split("::")[0]
+        self.seconds[key] = self.seconds.get(key, 0.0) + duration
         self.check_schedule(node, duration)
 
     def mark_test_pending(self, item: str) -> None:

@@ -164,3 +164,73 @@ def _sleeping() -> list[int]:
         except OSError:
             continue
     return found
+
+
+class _Config:
+    """What ModuleScheduling reads of pytest's config: two workers, and the cache."""
+
+    def __init__(self, cached: dict[str, float]) -> None:
+        self.cache = self
+        self.cached = cached
+
+    def getvalue(self, name: str) -> list[str]:
+        assert name == "tx"
+        return ["2*popen"]
+
+    def get(self, key: str, default: object) -> object:
+        from scheduling import CACHE_KEY
+
+        return self.cached if key == CACHE_KEY else default
+
+
+class _Node:
+    """A worker as the scheduler sees it: what it was sent, and whether it was told to stop."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[int]] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.append(list(indices))
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_the_hogs_alone_last(tmp_path):
+    """tests/scheduling.py in-process, with two workers of its own: the `timing` tests as the first
+    unit, then modules by the seconds the cache says (longest first, the module's marked tests
+    left out of them), the `loads_machine` tests once the other worker has left; the seconds it
+    records for the cache count the marked tests apart."""
+    from scheduling import MARKED_KEY, ModuleScheduling, write_marked
+
+    collection = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_b.py::t1", "tests/test_c.py::t1",
+                  "tests/test_c.py::clocked", "tests/test_c.py::hog"]
+    marked = {"timing": ["tests/test_c.py::clocked"], "loads_machine": ["tests/test_c.py::hog"]}
+    write_marked(tmp_path, "gw0", marked)
+    write_marked(tmp_path, "gw1", marked)
+    scheduler = ModuleScheduling(_Config({"tests/test_a.py": 1.0, "tests/test_b.py": 9.0,
+                                          "tests/test_c.py": 5.0}), type("Log", (), {"arenasched": print})(),
+                                 tmp_path)
+    first, second = _Node(), _Node()
+    for node in (first, second):
+        scheduler.add_node(node)
+    for node in (first, second):
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    assert (first.sent, second.sent) == ([[4]], [[2]])  # the timing unit; test_b (9 s)
+    scheduler.mark_test_complete(first, 4, 2.0)
+    assert first.sent[-1] == [3]  # test_c without its marked tests (5 s) before test_a (1 s)
+    scheduler.mark_test_complete(second, 2, 8.0)
+    assert second.sent[-1] == [0, 1]
+    scheduler.mark_test_complete(first, 3, 4.0)
+    assert first.sent[-1] == [3] and not first.shutting_down  # it waits to run the hog alone
+    scheduler.mark_test_complete(second, 0, 0.5)
+    assert second.shutting_down and first.sent[-1] == [3]  # nothing more for the other worker
+    scheduler.mark_test_complete(second, 1, 0.5)
+    scheduler.remove_node(second)
+    assert first.sent[-1] == [5]  # alone now
+    scheduler.mark_test_complete(first, 5, 3.0)
+    assert scheduler.tests_finished
+    assert scheduler.seconds == {"tests/test_a.py": 1.0, "tests/test_b.py": 8.0, "tests/test_c.py": 4.0,
+                                 MARKED_KEY: 5.0}
