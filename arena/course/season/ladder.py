@@ -27,7 +27,9 @@ arena.course.background.ladder.LadderRunner.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import heapq
 import json
 import logging
 import math
@@ -41,7 +43,7 @@ from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
 from arena.cell.launcher import resolve_command
-from arena.course.db.states import LadderState
+from arena.course.db.states import LadderState, SubmissionStatus
 from arena.course.db.store import iso, utc_now
 from arena.course.season.archives import Refused
 from arena.match.openings import Openings, parse_openings, random_opening
@@ -119,6 +121,36 @@ class _Entrant:
         return self.mu - 3 * self.sigma
 
 
+class Neighbours:
+    """The `count` entrants nearest in rating (ordinal) to each of `entrants`, nearest first (ties by
+    key), found by bisection in the entrants sorted once by rating: a round of `Ladder.due` at 300
+    entrants took 0.27 s sorting every entrant for each one owed games."""
+
+    def __init__(self, entrants: list[_Entrant], count: int) -> None:
+        self.sorted = sorted(entrants, key=lambda e: (e.ordinal, e.key))
+        self.ordinals = [e.ordinal for e in self.sorted]
+        self.count = count
+
+    def of(self, entrant: _Entrant) -> list[_Entrant]:
+        """The `count` others nearest to `entrant`'s rating: those within `count` places on either
+        side, widened over entrants as near as the farthest of them (equal ratings)."""
+        mine = entrant.ordinal
+        at = bisect.bisect_left(self.ordinals, mine)
+        low, high = max(0, at - self.count - 1), min(len(self.sorted), at + self.count + 2)
+        window = [e for e in self.sorted[low:high] if e.key != entrant.key]
+        if not window:
+            return []
+        window.sort(key=lambda e: (abs(e.ordinal - mine), e.key))
+        reach = abs(window[min(self.count, len(window)) - 1].ordinal - mine)
+        while low > 0 and mine - self.ordinals[low - 1] <= reach:
+            low -= 1
+        while high < len(self.sorted) and self.ordinals[high] - mine <= reach:
+            high += 1
+        near = [e for e in self.sorted[low:high] if e.key != entrant.key]
+        near.sort(key=lambda e: (abs(e.ordinal - mine), e.key))
+        return near[:self.count]
+
+
 class Ladder:
     """The ladder of `course` (its tables in course.db; `[ladder]` read and checked)."""
 
@@ -140,10 +172,11 @@ class Ladder:
         wanted: list[tuple[str, str, str | None, int | None, tuple[str, ...]]] = []
         for name in self.settings.reference:
             wanted.append((REFERENCE_PREFIX + name, name, None, None, resolve_command(name)))
-        for row in self.course.rows():
-            if row.active_id is None or row.disabled:
-                continue
-            sub = store.submission_row(row.active_id)
+        students = [r for r in self.course.rows() if r.active_id is not None and not r.disabled]
+        active = {r["id"]: r for r in store.rows(  # one query, not one a student
+            "SELECT id, version, command FROM submissions WHERE status = ?", SubmissionStatus.QUALIFIED)}
+        for row in students:
+            sub = active.get(row.active_id)
             if sub is None or not sub["command"]:
                 continue
             wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
@@ -186,8 +219,8 @@ class Ladder:
             store = self.course.store
             entrants = self._entrants(now)
             by_key = {e.key: e for e in entrants}
-            chosen: list[int] = [r["id"] for r in store.rows(
-                "SELECT id FROM ladder_games WHERE state = 'queued' ORDER BY id")]
+            chosen: list[tuple[int, str, str]] = [(r["id"], r["a"], r["b"]) for r in store.rows(
+                "SELECT id, a, b FROM ladder_games WHERE state = 'queued' ORDER BY id")]
             pairs: list[tuple[str, str]] = []
             pending = self._scheduled_games()
             references = [e for e in entrants if e.student_id is None]  # as listed: the weakest first
@@ -205,36 +238,41 @@ class Ladder:
             # then each entrant owed games (by its share of the last hour), fewest recent games first
             placed = [e for e in entrants if e.student_id is None
                       or e.games + pending.get(e.key, 0) >= self.settings.placement_games]
-            while True:
-                owed = [e for e in placed if e.student_id is not None
-                        and e.recent < self.settings.games_per_hour
-                        * min(1.0, (now - e.created).total_seconds() / hour)]
-                if not owed or (limit is not None and len(chosen) + len(pairs) >= limit):
+            quota = {e.key: self.settings.games_per_hour * min(1.0, (now - e.created).total_seconds() / hour)
+                     for e in placed if e.student_id is not None}
+            owed = [(e.recent, e.key) for e in placed if e.key in quota and e.recent < quota[e.key]]
+            heapq.heapify(owed)
+            by_rating = Neighbours(placed, self.settings.neighbours)
+            while owed and (limit is None or len(chosen) + len(pairs) < limit):
+                recent, key = heapq.heappop(owed)
+                entrant = by_key[key]
+                if recent != entrant.recent:  # its count changed since (it was someone's opponent)
+                    if entrant.recent < quota[key]:
+                        heapq.heappush(owed, (entrant.recent, key))
+                    continue
+                near = by_rating.of(entrant)
+                if not near:
                     break
-                entrant = min(owed, key=lambda e: (e.recent, e.key))
-                others = [e for e in placed if e.key != entrant.key]
-                if not others:
-                    break
-                near = sorted(others, key=lambda e: (abs(e.ordinal - entrant.ordinal), e.key))
-                opponent = min(near[:self.settings.neighbours], key=lambda e: (e.recent, near.index(e)))
+                opponent = min(near, key=lambda e: (e.recent, near.index(e)))
                 pairs.append((entrant.key, opponent.key))
                 entrant.recent += 2
                 opponent.recent += 2
+                if entrant.recent < quota[key]:
+                    heapq.heappush(owed, (entrant.recent, key))
             if limit is not None:
                 pairs = pairs[:max(0, limit - len(chosen))]
                 chosen = chosen[:limit]
             with store.write() as db:
                 db.executemany("UPDATE ladder_games SET state = 'scheduled' WHERE id = ?",
-                               [(i,) for i in chosen])
+                               [(i,) for i, _, _ in chosen])
                 for a, b in pairs:
                     cursor = db.execute("INSERT INTO ladder_games (a, b, rated, created, state) "
                                         "VALUES (?, ?, 1, ?, 'scheduled')", (a, b, iso(now)))
-                    chosen.append(int(cursor.lastrowid))  # type: ignore[arg-type]
-            return [self._spec(i, by_key) for i in chosen]
+                    chosen.append((int(cursor.lastrowid), a, b))  # type: ignore[arg-type]
+            return [self._spec(i, a, b, by_key) for i, a, b in chosen]
 
-    def _spec(self, ladder_id: int, by_key: dict[str, _Entrant]) -> MatchSpec:
-        row = self.course.store.rows("SELECT a, b FROM ladder_games WHERE id = ?", ladder_id)[0]
-        a, b = (self._entrant(row[k], by_key) for k in ("a", "b"))
+    def _spec(self, ladder_id: int, key_a: str, key_b: str, by_key: dict[str, _Entrant]) -> MatchSpec:
+        a, b = self._entrant(key_a, by_key), self._entrant(key_b, by_key)
         return MatchSpec(
             match_id=f"{MATCH_PREFIX}{ladder_id}", game=self.config.game,
             bots=(BotSpec(a.name, a.command), BotSpec(b.name, b.command)),
