@@ -108,7 +108,8 @@ class _Entrant:
     name: str
     student_id: str | None
     submission_id: int | None
-    command: tuple[str, ...]
+    command_line: str
+    """The bot's command, its words joined as a shell would read them (split only for a game)."""
     mu: float
     sigma: float
     games: int
@@ -119,6 +120,10 @@ class _Entrant:
     @property
     def ordinal(self) -> float:
         return self.mu - 3 * self.sigma
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        return tuple(shlex.split(self.command_line))
 
 
 class Neighbours:
@@ -171,7 +176,7 @@ class Ladder:
         store = self.course.store
         wanted: list[tuple[str, str, str | None, int | None, tuple[str, ...]]] = []
         for name in self.settings.reference:
-            wanted.append((REFERENCE_PREFIX + name, name, None, None, resolve_command(name)))
+            wanted.append((REFERENCE_PREFIX + name, name, None, None, shlex.join(resolve_command(name))))
         students = [r for r in self.course.rows() if r.active_id is not None and not r.disabled]
         active = {r["id"]: r for r in store.rows(  # one query, not one a student
             "SELECT id, version, command FROM submissions WHERE status = ?", SubmissionStatus.QUALIFIED)}
@@ -180,7 +185,7 @@ class Ladder:
             if sub is None or not sub["command"]:
                 continue
             wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
-                           tuple(shlex.split(sub["command"]))))
+                           sub["command"]))
         rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
         new = [w for w in wanted if w[0] not in rows]
         if new:  # a write only when the ladder meets a bot for the first time
@@ -286,10 +291,10 @@ class Ladder:
             return by_key[key]
         row = self.course.store.rows("SELECT * FROM ladder_players WHERE key = ?", key)[0]
         if row["student_id"] is None:
-            command = resolve_command(row["name"])
+            command = shlex.join(resolve_command(row["name"]))
         else:
             sub = self.course.store.submission_row(row["submission_id"])
-            command = tuple(shlex.split(sub["command"])) if sub is not None and sub["command"] else ()
+            command = sub["command"] if sub is not None and sub["command"] else ""
         return _Entrant(key, row["name"], row["student_id"], row["submission_id"], command, row["mu"],
                         row["sigma"], row["games"], datetime.fromisoformat(row["created"]))
 
@@ -442,10 +447,15 @@ class Ladder:
         else:
             rows = store.rows(sql + " WHERE pa.student_id = ? OR pb.student_id = ? OR g.requested_by = ? "
                               "ORDER BY g.id DESC", student_id, student_id, student_id)
+        kept: dict[int, list[GameRecord]] = {}
+        if rows:  # one query for every game's records
+            ids = json.dumps([r["id"] for r in rows])
+            for t in store.rows("SELECT ladder_id, record FROM ladder_records WHERE ladder_id IN "
+                                "(SELECT value FROM json_each(?)) ORDER BY game_id", ids):
+                kept.setdefault(t[0], []).append(GameRecord.from_json(t[1]))
         out = []
         for r in rows:
-            records = [GameRecord.from_json(t[0]) for t in store.rows(
-                "SELECT record FROM ladder_records WHERE ladder_id = ? ORDER BY game_id", r["id"])]
+            records = kept.get(r["id"], [])
             score = None
             if r["state"] == LadderState.DONE:
                 score = sum(_points(rec, r["an"]) for rec in records)
