@@ -225,13 +225,21 @@ def test_the_defence_sheet_in_chromium_passes_axe_and_prints(server, staff, vers
     browser.delete_all_cookies()
     for name, value in staff.cookies.items():
         browser.add_cookie({"name": name, "value": value, "path": "/"})
-    for path, name in (("/staff/queue", "course-staff-queue.png"), ("/staff/students/s001/games",
-                                                                    "course-staff-games.png")):
+    pages = (("/staff/queue", "course-staff-queue"), ("/staff/students/s001/games", "course-staff-games"),
+             ("/staff/students/s001/defence", "course-staff-defence"), ("/staff", ""))
+    for path, name in pages:
         browser.get(server.url + path)
-        test_site.screenshot(browser, shots / name)
+        if name:
+            test_site.screenshot(browser, shots / f"{name}.png")
+            test_site.screenshot(browser, shots / f"{name}-360.png", test_site.NARROW_PX)
+        try:  # a phone's screen does not scroll sideways
+            browser.set_window_size(test_site.NARROW_PX, test_site.HEIGHT_PX)
+            width, inner = browser.execute_script("return [document.documentElement.scrollWidth, innerWidth]")
+            assert width <= inner, f"{path}: {width} px wide in a {inner} px window"
+        finally:
+            browser.set_window_size(test_site.WIDE_PX, test_site.HEIGHT_PX)
     browser.get(server.url + "/staff/students/s001/defence")
     assert "Defence sheet" in browser.find_element(By.TAG_NAME, "h1").text
-    test_site.screenshot(browser, shots / "course-staff-defence.png")
     assert test_site_live.axe_violations(browser, AXE.read_text(encoding="utf-8")) == []
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
     try:
