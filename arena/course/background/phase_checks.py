@@ -4,7 +4,9 @@ time, nearest deadline first, so that no page or command ever plays a game.
 
 It runs a round when started (checks a stopped server cut short run again), when woken (a
 submission's job ended, staff asked for a check again: `Course.phase_listeners`), at each phase's
-deadline and each deadline plus an extension, and every `poll_s` seconds. A round is
+deadline and each deadline plus an extension, and every `poll_s` seconds. Submissions come first:
+while one waits to be built or qualified (a deadline's rush) no check starts, so that the checks
+take neither the game player's places nor the machine from the students waiting for a status. A round is
 `phase_checks.run_pending`, which `arena course phases DIR --wait` runs itself when no server
 runs.
 """
@@ -70,8 +72,10 @@ class PhaseChecks(Loop):
         super().stop(timeout_s)
 
     def run_once(self) -> int:
-        """Run what is due now; then wait until the next deadline passes, at most `poll_s`."""
-        ran = run_pending(self.course, self.clock, lambda: self.stopping)
+        """Run what is due now, while no submission waits for its job; then wait until the next
+        deadline passes, at most `poll_s` (the last job's end wakes it)."""
+        store = self.course.store
+        ran = run_pending(self.course, self.clock, lambda: self.stopping or store.pending() > 0)
         self.ran += ran
         now = self.clock()
         upcoming = next_deadline(self.course, now)
