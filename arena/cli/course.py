@@ -161,7 +161,7 @@ def cmd_phases(args: argparse.Namespace) -> int:
     if args.recheck is not None:
         accounts = Accounts(course.directory)
         for dropped in phase_checks.recheck(course, args.recheck, args.phase):
-            accounts.audit(TERMINAL, "checked a phase again", args.recheck, dropped.detail())
+            accounts.audit(TERMINAL, phase_checks.RECHECKED, args.recheck, dropped.detail())
             print(f"{args.recheck}: checked again: {dropped.detail()}", file=sys.stderr)
     if args.wait:
         wait_for_checks(course, sys.stderr)

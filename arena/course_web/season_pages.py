@@ -219,7 +219,7 @@ class SeasonPages:
     async def recheck_phase(self, request: Request, account: Account) -> Response:
         """Drop a student's verdicts in a phase (form fields `student`, `phase`) so that its checks
         run again in the background; audit-logged with the old verdicts."""
-        from arena.course.season.phase_checks import recheck
+        from arena.course.season.phase_checks import RECHECKED, recheck
 
         form = await checked_form(request)
         student, phase = str(form.get("student", "")).strip(), str(form.get("phase", "")).strip()
@@ -317,8 +317,6 @@ class SeasonPages:
         return RedirectResponse(f"/staff/final?done={action}", 303)
 
 
-RECHECKED = "checked a phase again"
-"""The audit log's action for a phase check staff ran again (the detail holds the old verdict)."""
 FINAL_ACTIONS = {"start": "started the final", "rerun": "reran the final", "publish": "published the final"}
 """The final's buttons, as the audit log words them."""
 FINAL_COLUMNS = ("rank", "bot", "games", "wins", "losses", "points", "score %", "forfeits")

@@ -44,6 +44,8 @@ KIND_WORDS = {LEGAL: "move generation check", SCORE: "score games"}
 QUEUED, RUNNING = "queued", "running"
 MAX_ATTEMPTS = 3
 """Starts of one check a stopped server may cut short before it is kept as failed."""
+RECHECKED = "checked a phase again"
+"""The audit log's action for checks staff had run again (`recheck`; the detail: Dropped.detail)."""
 
 Found = tuple[bool, str, list[str], list, float | None]
 """A requirement's verdict on a submission: (passed, evidence, game ids, disagreements, value)."""
