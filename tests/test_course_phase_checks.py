@@ -145,6 +145,7 @@ def test_the_page_plays_nothing_while_checks_are_due_and_the_server_fills_them_i
     page = staff.get("/staff/phases")
     games = db_rows(course, "SELECT game_id FROM phase_games WHERE submission_id = ?", ids["s002"])
     assert page.status_code == 200 and games == []
+    print(f"/staff/phases answered in {page.elapsed.total_seconds() * 1000:.0f} ms with checks due")
     text = page.text
     s002 = row(text, "search", "s002")
     assert 'data-checking="yes"' in s002 and "checking" in s002, s002
@@ -180,10 +181,15 @@ def test_the_page_plays_nothing_while_checks_are_due_and_the_server_fills_them_i
 
 
 def test_staff_check_a_student_again_from_the_page(course, served, people):
-    staff, _ = people
+    staff, students = people
     sub = submission_of(course, "s001")
     before = checked_at(course, sub)
     assert before is not None
+    form = {"student": "s001", "phase": "search"}
+    student = students["s001"]
+    nothing = [staff.post("/staff/phases/recheck", data=form),  # no CSRF token
+               student.post("/staff/phases/recheck", data={**form, "csrf": csrf_of(student.get("/me").text)})]
+    assert [a.status_code for a in nothing] == [403, 404] and checked_at(course, sub) == before
     page = staff.get("/staff/phases").text
     old = html.unescape(re.search(r'class="text evidence" data-label="evidence">([^<]*)',
                                   row(page, "search", "s001")).group(1)).strip()
