@@ -5,7 +5,7 @@ similarity page (`similarity.similar_pairs`), on a temporary course of N student
 The students' active sources are the corpus of benchmarks/similarity_corpus.py (honest bots and
 planted copies), repeated with renamed identifiers until there are N. Printed for each N: the
 all-pairs time and the one-student time (the mean over a few students), each cold (no file's
-tokens in memory) and warm (asked again: `similarity._file` keeps the tokens), and that both flag
+tokens in memory) and warm (asked again: `fingerprints._file` keeps the tokens), and that both flag
 the same pairs for those students.
 
     python benchmarks/similarity_one_student.py [--students 20 40 80] [--sample 3]
@@ -59,6 +59,7 @@ def timed(call, *args):
 
 def main() -> int:
     from arena.course.season import similarity
+    from arena.similarity import fingerprints
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, nargs="+", default=[20, 40, 80])
@@ -68,12 +69,12 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as folder:
             course, ids = make_course(Path(folder) / "course", count)
             sample = ids[:: max(1, len(ids) // args.sample)][: args.sample]
-            similarity._file.cache_clear()  # cold: every file tokenized
+            fingerprints._file.cache_clear()  # cold: every file tokenized
             every, all_cold = timed(similarity.similar_pairs, course)
             every, all_warm = timed(similarity.similar_pairs, course)
             cold, warm, same = [], [], True
             for sid in sample:
-                similarity._file.cache_clear()
+                fingerprints._file.cache_clear()
                 mine, seconds = timed(similarity.pairs_of, course, sid)
                 cold.append(seconds)
                 mine, seconds = timed(similarity.pairs_of, course, sid)

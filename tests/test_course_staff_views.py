@@ -7,6 +7,7 @@ pairs of one student (`similarity.pairs_of`) are those of the all-pairs check.""
 from __future__ import annotations
 
 import base64
+import html
 import re
 import sys
 import time
@@ -28,6 +29,7 @@ from course_helpers import (
     submitted_id,
     upload,
     wait_final,
+    wait_phase_checks,
 )
 
 try:
@@ -156,15 +158,19 @@ def test_the_queue_shows_a_submission_until_it_is_done_and_the_season_ahead(staf
     assert 'href="/staff/queue"' in staff.get("/staff").text  # linked from the students' table
 
 
-def test_the_games_page_lists_both_versions_with_replays_that_open(staff, versions):
+def test_the_games_page_lists_both_versions_with_replays_that_open(course, staff, versions):
     v1, v2 = versions
+    wait_phase_checks(course)  # v1's score games, played by the server's background loop
     page = staff.get("/staff/students/s001/games")
     assert page.status_code == 200
     rows = re.findall(r'<tr data-kind="([^"]+)" data-game="([^"]+)" data-outcome="([^"]+)"'
                       r'(?: data-forfeit="([^"]+)")?>', page.text)
     newest_first = [("qualification", f"qualify-{v2}-g0"), ("qualification", f"qualify-{v1}-g0")]
-    assert [(kind, game) for kind, game, _, _ in rows] == newest_first
-    assert rows[0][2:] == ("loss", "timeout")
+    assert [(kind, game) for kind, game, _, _ in rows if kind == "qualification"] == newest_first
+    assert sorted(game for kind, game, _, _ in rows if kind == "phase score") == \
+        [f"phase-random-{v1}-g0", f"phase-random-{v1}-g1"]  # the phase's 2 games against random
+    assert next(r for r in rows if r[1] == f"qualify-{v2}-g0")[2:] == ("loss", "timeout")
+    assert staff.get(f"/phase-games/phase-random-{v1}-g0").status_code == 200
     assert "timeout by this bot" in page.text
     for sid, version in ((v1, 1), (v2, 2)):
         assert f'href="/submissions/{sid}/games/1"' in page.text
@@ -191,7 +197,14 @@ def test_the_defence_sheet_shows_the_change_the_time_forfeit_and_the_report(cour
     forfeits = text.split('id="sheet-forfeits"', 1)[1].split("</section>", 1)[0]
     assert f'data-game="qualify-{v2}-g0" data-outcome="loss" data-forfeit="timeout"' in forfeits
     assert f'href="/submissions/{v2}/games/1"' in forfeits
-    assert f'data-phase="{PHASE}" data-passed="no"' in text  # its score not checked yet: nothing is played
+    wait_phase_checks(course)  # the server's background loop judges v1's score; the sheet plays nothing
+    from arena.course.course import Course
+    from arena.course.season.phases import phase_results
+
+    judged = next(r for r in phase_results(Course(course)) if r.student_id == "s001" and r.phase == PHASE)
+    text = staff.get("/staff/students/s001/defence").text
+    assert f'data-phase="{PHASE}" data-passed="{"yes" if judged.passed else "no"}"' in text
+    assert html.escape(judged.evidence, quote=False) in text
     report = re.search(r'<a href="(/reports/\d+)">report\.md</a>', text)
     assert report, text.split('id="sheet-reports"', 1)[1][:1000]
     assert staff.get(report.group(1)).content == b"# How my bot plays\n"
@@ -265,6 +278,7 @@ def test_one_students_pairs_are_those_of_the_all_pairs_check(tmp_path):
     from arena.course.course import Course
     from arena.course.season import similarity
     from arena.course.season.defence import defence_sheet
+    from arena.similarity import fingerprints
 
     course = Course(_cluster_course(tmp_path), sandbox="off")
     try:
@@ -273,11 +287,11 @@ def test_one_students_pairs_are_those_of_the_all_pairs_check(tmp_path):
             mine = similarity.pairs_of(course, sid)
             assert mine == [p for p in every if sid in (p.a, p.b)], sid
         assert {p.b for p in similarity.pairs_of(course, "s5")} >= {"published:bots/"}
-        similarity._file.cache_clear()
+        fingerprints._file.cache_clear()
         similarity.pairs_of(course, "s1")
-        first = similarity._file.cache_info()
+        first = fingerprints._file.cache_info()
         similarity.pairs_of(course, "s1")
-        again = similarity._file.cache_info()
+        again = fingerprints._file.cache_info()
         assert first.hits == 0 and again.misses == first.misses and again.hits >= 6  # its tokens kept
         sheet = defence_sheet(course, "s1")
         assert sheet is not None and {p.a for p in sheet.similarity} | {p.b for p in sheet.similarity} >= \

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.course.config import checks
 from arena.match.clock import TimeControl
+from arena.similarity.fingerprints import DEFAULT_MIN_MATCH_TOKENS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseError
@@ -415,8 +416,8 @@ class SimilaritySettings:
     code) and `min_match_tokens` (shorter matching passages are ignored: about four lines of code;
     the standard board loop every honest bot has is shorter)."""
 
-    threshold: float = 0.5
-    min_match_tokens: int = 40
+    threshold: float = DEFAULT_THRESHOLD
+    min_match_tokens: int = DEFAULT_MIN_MATCH_TOKENS
 
 
 def read_similarity(raw_section: Any, fail: Fail) -> SimilaritySettings:

@@ -22,7 +22,7 @@ from arena.course.season.student_games import QUALIFICATION, PlayedGame, student
 if TYPE_CHECKING:
     from arena.course.config.course_toml import Student
     from arena.course.course import Course
-    from arena.course.season.similarity import Pair
+    from arena.similarity.fingerprints import Pair
 
 DIFF_LINES_PER_FILE = 400
 """A file's diff is cut after this many lines (the rest is counted, not shown)."""

@@ -72,8 +72,8 @@ class LadderBacklog:
 
 @dataclass(frozen=True)
 class PendingChecks:
-    """A phase requirement (`requirement`: phase_checks' key) of phases `phases`, and how many
-    qualified versions have no verdict for it yet (`pending`) or have one (`checked`)."""
+    """A phase requirement (`requirement`: phase_checks' key) of phases `phases`: its checks due and
+    not made yet (`pending`: the background loop's work) and its verdicts kept (`checked`)."""
 
     requirement: str
     phases: tuple[str, ...]
@@ -207,63 +207,26 @@ def ladder_backlog(course: Course, now: datetime) -> LadderBacklog | None:
                          owed=math.ceil(owed), entrants=entrants + len(settings.reference))
 
 
-def requirement_keys(course: Course) -> dict[str, list[str]]:
-    """phase_checks' key of each judged requirement of course.toml's phases -> the phases asking for
-    it. The keys come from phases.py's own key functions; where those are gone (renamed), the
-    requirement's kind ("legal:", "score:") stands for any key of that kind."""
-    keys: dict[str, list[str]] = {}
-    legal_key = getattr(phases, "_legal_key", None)
-    score_key = getattr(phases, "_score_key", None)
-    for phase in course.config.season.phases:
-        found = []
-        if phase.legal is not None:
-            found.append(_key(legal_key, (course, phase.legal), "legal:"))
-        if phase.score is not None:
-            found.append(_key(score_key, (phase.score,), "score:"))
-        for key in found:
-            keys.setdefault(key, []).append(phase.name)
-    return keys
-
-
-def _key(make: Any, args: tuple[Any, ...], kind: str) -> str:
-    """phases.py's key of a requirement, `make(*args)`; the kind ("legal:") where that fails."""
-    if make is None:
-        return kind
-    try:
-        key = make(*args)
-    except Exception:  # the key function changed its signature: the kind stands for it
-        return kind
-    return key if isinstance(key, str) else kind
-
-
 def pending_checks(course: Course) -> tuple[list[PendingChecks], str]:
-    """Per judged requirement, the qualified versions lacking a phase_checks row for it, and those
-    with one; ("", the problem) where the table cannot be read (its shape changed, say)."""
-    keys = requirement_keys(course)
+    """Per judged requirement of the phases, the checks due and not made yet (what the background
+    loop runs next: arena.course.season.phase_checks.due) and the verdicts kept; ("", the problem)
+    where course.db cannot be read."""
+    from arena.course.season import phase_checks
+
+    keys: dict[str, list[str]] = {}
+    for phase in course.config.season.phases:
+        for _, key in phase_checks.requirements(course, phase):
+            keys.setdefault(key, []).append(phase.name)
     if not keys:
         return [], ""
-    store = course.store
     try:
-        rows = store.rows("SELECT * FROM phase_checks")
+        due = phase_checks.due(course)
+        kept = course.store.rows("SELECT requirement, COUNT(*) AS n FROM phase_checks GROUP BY requirement")
     except sqlite3.Error as exc:
         return [], f"phase_checks cannot be read: {exc}"
-    checked: set[tuple[Any, str]] = set()
-    for r in rows:
-        names = r.keys()
-        if "submission_id" not in names or "requirement" not in names:
-            return [], f"phase_checks has no submission_id and requirement columns ({', '.join(names)})"
-        checked.add((r["submission_id"], str(r["requirement"])))
-    qualified = [r["id"] for r in store.rows("SELECT id FROM submissions WHERE status = ?",
-                                             SubmissionStatus.QUALIFIED.value)]
-    found = []
-    for key, names in keys.items():
-        if key.endswith(":"):  # a kind standing for its keys
-            done = {sid for sid, req in checked if req.startswith(key)}
-        else:
-            done = {sid for sid, req in checked if req == key}
-        has = sum(1 for sid in qualified if sid in done)
-        found.append(PendingChecks(key, tuple(names), len(qualified) - has, has))
-    return found, ""
+    checked = {r["requirement"]: r["n"] for r in kept}
+    return [PendingChecks(key, tuple(names), sum(1 for c in due if c.key == key), checked.get(key, 0))
+            for key, names in keys.items()], ""
 
 
 def season_events(course: Course, now: datetime) -> list[SeasonEvent]:
