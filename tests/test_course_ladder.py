@@ -492,12 +492,13 @@ def lost_on_time_under_load(spec: MatchSpec, number: int, loser: int) -> GameRec
 
 def test_a_ladder_game_lost_on_time_under_load_is_kept_not_rated(tmp_path):
     """4 of the trial's 10 ladder timeouts came under load and counted as losses."""
-    course = Course(make_course(tmp_path / "c", 2, "placement_games = 0\nreference = []\n"), sandbox="off")
+    settings = "placement_games = 0\nreference = []\ngames_per_hour = 4\n"
+    course = Course(make_course(tmp_path / "c", 2, settings), sandbox="off")
     activate(course, "s1", [sys.executable, "-m", "bots", "random"])
     activate(course, "s2", [sys.executable, "-m", "bots", "greedy"])
     ladder = Ladder(course)
     ladder.table(T0)  # they join the ladder
-    [spec] = ladder.due(T0 + timedelta(minutes=30))
+    [spec] = ladder.due(T0 + timedelta(minutes=30))  # half an hour: 2 games each
     before = rating(ladder, T0)
     won = decided(spec, {"s1-v1": 1, "s2-v1": 0})[1]
     ladder.record([lost_on_time_under_load(spec, 0, 0), won], T0 + timedelta(minutes=31))
@@ -525,14 +526,17 @@ def test_the_runner_plays_a_ladder_game_lost_on_time_under_load_again(tmp_path):
     try:
         player = FirstCallUnderLoad(hogs)
         runner = LadderRunner(course, play=player.play, clock=lambda: T0)
-        assert runner.run_once() == 1  # the one placement pair against random
+        # the placement pair against random (and another, if a game of it stayed unrated: random's
+        # own placement is then owed)
+        assert runner.run_once() >= 1
     finally:
         stop(hogs)
     lost = [f for f in player.results[0] if f and f["reason"] == Forfeit.TIMEOUT and f.get("under_load")]
-    assert lost and 2 <= len(player.calls) <= 1 + jobs.LOAD_REPLAYS, player.results
-    [game] = Ladder(course).games("s1")
-    assert game.state == "done", game
-    assert game.detail.startswith("replayed: lost on time under load (s1-v1 in game"), game
-    records = [Ladder(course).record_of(i) for i in game.game_ids]
+    ladder = Ladder(course)
+    games = sorted(ladder.games("s1"), key=lambda g: g.id)
+    assert lost and 2 <= len(player.calls) <= len(games) * (1 + jobs.LOAD_REPLAYS), player.results
+    assert games[0].state == "done", games
+    assert games[0].detail.startswith("replayed: lost on time under load (s1-v1 in game"), games
+    records = [ladder.record_of(i) for g in games for i in g.game_ids]
     rated = sum(1 for r in records if not r.lost_on_time_under_load())
-    assert rating(Ladder(course), T0)["s1-v1"][2] == rated >= 1, (records, player.results)
+    assert rating(ladder, T0)["s1-v1"][2] == rated >= 1, (records, player.results)

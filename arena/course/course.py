@@ -76,6 +76,8 @@ class StudentRow:
     versions: int
     active_id: int | None
     disabled: bool
+    active_version: int | None = None
+    """The active submission's version number (None without one)."""
 
     @property
     def status(self) -> SubmissionStatus | None:
@@ -270,30 +272,12 @@ class Course:
         by_student: dict[str, list[sqlite3.Row]] = {}
         for r in self.store.submission_rows():
             by_student.setdefault(r["student_id"], []).append(r)
-        found = []
-        for student in self.store.student_rows():
-            rows = by_student.get(student["id"], [])
-            active = _active_id(rows, student["chosen_id"])
-            last = _submission(rows[0], active) if rows else None
-            found.append(StudentRow(_student(student), last, len(rows), active, bool(student["disabled"])))
-        return found
+        return [_student_row(s, by_student.get(s["id"], [])) for s in self.store.student_rows()]
 
-    def active_submissions(self) -> dict[str, sqlite3.Row]:
-        """Each enabled student's active submission (its row), by student id: three queries
-        whatever the number of students (the ladder's scheduler asks at every round)."""
-        students = self.store.rows("SELECT id, chosen_id FROM students WHERE in_roster = 1 AND disabled = 0")
-        qualified: dict[str, list[sqlite3.Row]] = {}
-        for row in self.store.rows("SELECT id, student_id, status FROM submissions WHERE status = ? "
-                                   "ORDER BY student_id, id DESC", SubmissionStatus.QUALIFIED.value):
-            qualified.setdefault(row["student_id"], []).append(row)
-        active = [a for s in students if (a := _active_id(qualified.get(s["id"], []), s["chosen_id"]))]
-        found: dict[str, sqlite3.Row] = {}
-        for start in range(0, len(active), 500):  # SQLite's bound on a statement's parameters
-            part = active[start:start + 500]
-            for row in self.store.rows(f"SELECT * FROM submissions WHERE id IN ({','.join('?' * len(part))})",
-                                       *part):
-                found[row["student_id"]] = row
-        return found
+    def row(self, student_id: str) -> StudentRow | None:
+        """One student as staff see them (None: not in the roster)."""
+        student = self.store.student_row(student_id)
+        return None if student is None else _student_row(student, self.store.submission_rows(student_id))
 
     def active_sources_zip(self) -> bytes:
         """A zip of every enabled student's active source: a folder per student id holding the
@@ -336,6 +320,14 @@ def _interval_text(interval_s: float) -> str:
 
 def _student(row: sqlite3.Row) -> Student:
     return Student(row["id"], row["name"], row["email"], row["grp"])
+
+
+def _student_row(student: sqlite3.Row, rows: list[sqlite3.Row]) -> StudentRow:
+    """The staff's row of `student` from its submissions (newest first)."""
+    active = _active_id(rows, student["chosen_id"])
+    last = _submission(rows[0], active) if rows else None
+    version = next((r["version"] for r in rows if r["id"] == active), None)
+    return StudentRow(_student(student), last, len(rows), active, bool(student["disabled"]), version)
 
 
 def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:

@@ -35,7 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
-from arena.course.course import Course, StudentRow, Submission
+from arena.course.course import Course, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
 from arena.course.db.states import STATES_JSON, FinalState, LadderState, LadderStatus, SubmissionStatus
 from arena.course.season.archives import Refused
@@ -239,10 +239,7 @@ class CourseApp:
         if student is None:
             raise HTTPException(404)
         subs = await run_in_threadpool(self.course.submissions, student_id)
-        row = None
-        if account.is_staff:
-            rows = await run_in_threadpool(self.course.rows)
-            row = next((r for r in rows if r.student.id == student_id), None)
+        row = await run_in_threadpool(self.course.row, student_id) if account.is_staff else None
         sessions = await run_in_threadpool(self.accounts.session_count, student_id) if account.is_staff else 0
         return self.render(request, "student.html", status, headers, student=student, submissions=subs,
                            error=error, protocols=PROTOCOLS, config=self.course.config, row=row,
@@ -391,22 +388,10 @@ class CourseApp:
     @staff_only
     async def staff_home(self, request: Request, account: Account) -> Response:
         rows = await run_in_threadpool(self.course.rows)
-        versions = await run_in_threadpool(self.active_versions, rows)
         from arena.course.season.disqualify import disqualified
 
         out_of = await run_in_threadpool(disqualified, self.course)
-        return self.render(request, "staff.html", rows=rows, versions=versions, config=self.course.config,
-                           disqualified=out_of)
-
-    def active_versions(self, rows: list[StudentRow]) -> dict[int, int]:
-        """Active submission id -> its version number, for the staff's table."""
-        found = {}
-        for row in rows:
-            if row.active_id is not None:
-                s = self.course.submission(row.active_id)
-                if s is not None:
-                    found[s.id] = s.version
-        return found
+        return self.render(request, "staff.html", rows=rows, config=self.course.config, disqualified=out_of)
 
     @staff_only
     async def staff_student(self, request: Request, account: Account) -> Response:

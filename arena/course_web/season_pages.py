@@ -86,10 +86,9 @@ class SeasonPages:
     def names(self, viewer: Account) -> dict[str, str]:
         """Student id -> the name `viewer` sees: pseudonyms on public pages when [privacy] says so,
         the student's own name to itself, real names to staff."""
-        from arena.course.season.privacy import display_name
+        from arena.course.season.privacy import display_names
 
-        return {s.id: display_name(self.course, s.id, viewer.id, viewer.is_staff)
-                for s in self.course.students()}
+        return display_names(self.course, viewer.id, viewer.is_staff)
 
     # --- the ladder ---
     @signed_in
@@ -110,8 +109,11 @@ class SeasonPages:
             return context
         mine = self.ladder.games(account.id)
         opponents = [(r.reference, f"{r.reference} (reference bot)") for r in table if r.reference]
-        opponents += sorted(((opaque_opponent(self.course, r.student_id), names.get(r.student_id, ""))
-                             for r in table if r.student_id and r.student_id != account.id),
+        from arena.course.season.privacy import pseudonyms
+
+        others = [r.student_id for r in table if r.student_id and r.student_id != account.id]
+        opaque = pseudonyms(self.course, others)  # the form names a classmate by its pseudonym
+        opponents += sorted(((opaque[sid], names.get(sid, "")) for sid in others),
                             key=lambda o: o[1].lower())
         context.update(own=account.id, chart=rating_chart(self.ladder.history(account.id)),
                        games=[ladder_game_row(g, names, account.id) for g in mine[:LADDER_GAMES_SHOWN]],

@@ -124,10 +124,18 @@ CREATE TABLE IF NOT EXISTS disqualifications (
 """
 """Version 3's new table."""
 
+TABLES_V4 = """
+-- a ladder game's records by its id (a student's ladder page read each game's two records by a
+-- scan of every record: 0.2 s at 300 students)
+CREATE INDEX IF NOT EXISTS ladder_records_by_ladder ON ladder_records (ladder_id, game_id);
+"""
+"""Version 4's new index."""
+
 MIGRATIONS: tuple[str, ...] = (
     TABLES_V1,  # 0 -> 1: every table created at open, the version recorded
     TABLES_V2,  # 1 -> 2: phase_reports, a phase's report on its own
     TABLES_V3,  # 2 -> 3: disqualifications
+    TABLES_V4,  # 3 -> 4: ladder_records by ladder game
 )
 """Migration i takes a course.db from version i to i + 1."""
 VERSION = len(MIGRATIONS)

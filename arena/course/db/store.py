@@ -186,6 +186,15 @@ class Store:
         found = self.rows("SELECT * FROM submissions WHERE id = ?", submission_id)
         return found[0] if found else None
 
+    def active_rows(self) -> list[sqlite3.Row]:
+        """Each roster student's active submission (with `disabled`, the student's), in id order:
+        the chosen one while it is qualified, else the latest qualified (Course.rows, in one query)."""
+        return self.rows(
+            "SELECT s.*, st.disabled FROM students st JOIN submissions s ON s.id = COALESCE("
+            "(SELECT c.id FROM submissions c WHERE c.id = st.chosen_id AND c.student_id = st.id "
+            "AND c.status = 'qualified'), (SELECT MAX(q.id) FROM submissions q WHERE q.student_id = st.id "
+            "AND q.status = 'qualified')) WHERE st.in_roster = 1 ORDER BY st.id")
+
     def submission_rows(self, student_id: str | None = None) -> list[sqlite3.Row]:
         """A student's submissions (everyone's with None), newest first."""
         if student_id is None:
