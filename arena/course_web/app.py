@@ -44,6 +44,7 @@ from arena.course_web.auth import guard, signed_in, staff_only, student_only
 from arena.course_web.bounds import BodyLimit
 from arena.course_web.forms import NO_STORE, api_error, checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
+from arena.course_web.staff_pages import StaffPages
 from arena.course_web.student_season import REPORT_PATHS, StudentSeason, max_report_bytes
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
@@ -634,6 +635,7 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/api/submissions", views.api_list, methods=["GET"]),
         Route("/api" + sub, views.submission_status),
         *SeasonPages(views).routes(),
+        *StaffPages(views).routes(),
         *StudentSeason(views).routes(),
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),

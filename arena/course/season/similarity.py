@@ -15,7 +15,9 @@ of its own tokens (all its files, the baseline left out) inside the pair's passa
 students scores the larger of the two shares (a small bot copied whole into a big one scores
 high), a student against the published code its own share. Pairs at or above the threshold are
 flagged, and joined into clusters (union-find) so that near-identical submissions read as one
-group.
+group. `pairs_of` gives the flagged pairs of one student (its defence sheet) with n comparisons
+instead of n^2; each file's tokens are kept in memory by its text (FILES_KEPT), so a check asked
+again tokenizes only what changed.
 """
 from __future__ import annotations
 
@@ -179,9 +181,17 @@ def _grams(ids: list[int], k: int) -> list[int]:
     return out
 
 
+FILES_KEPT = 256
+"""Source files whose tokens are kept in memory (by path and text): tokenizing is nearly all of a
+check's time, so a check run again (the staff's page reloaded, a defence sheet) reads only what
+changed. A file's tokens take some 100-300 kB."""
+
+
+@lru_cache(maxsize=FILES_KEPT)
 def _file(path: str, text: str, k: int, baseline: frozenset[int]) -> _File:
     """A file's tokens, its k-grams and which tokens are its own: outside every BASELINE_TOKENS-gram
-    of the baseline (finer than k, so that a passage stitched from kit lines is no one's own)."""
+    of the baseline (finer than k, so that a passage stitched from kit lines is no one's own). Kept
+    (FILES_KEPT): callers only read it."""
     ids, spans = _tokens(path, text)
     own = [True] * len(ids)
     for i, g in enumerate(_grams(ids, BASELINE_TOKENS)):
@@ -247,6 +257,37 @@ def similar_pairs(course: Course, threshold: float | None = None,
                if row.active_id is not None}
     return compare(sources, threshold, boilerplate, published_sources(boilerplate=boilerplate),
                    rules.min_match_tokens)
+
+
+def pairs_of(course: Course, student_id: str, threshold: float | None = None,
+             boilerplate: tuple[Path, ...] = BOILERPLATE) -> list[Pair]:
+    """The pairs `similar_pairs` would flag that involve `student_id` (the same scores), highest
+    first: its active sources against every other student's and the published code, so n
+    comparisons instead of all n^2 pairs (for a student's defence sheet)."""
+    rules = settings(course.config)
+    if threshold is None:
+        threshold = rules.threshold
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"threshold must be between 0 and 1, got {threshold}")
+    active = {row.student.id: row.active_id for row in course.rows() if row.active_id is not None}
+    if student_id not in active:
+        return []
+    k = rules.min_match_tokens
+    baseline = _baseline(tuple(boilerplate))
+    made = {name: _source(name, files_of(course, sid), k, baseline) for name, sid in sorted(active.items())}
+    pairs = []
+    for other in made:
+        if other == student_id:
+            continue
+        a, b = sorted((student_id, other))
+        pair = _pair(made[a], made[b], k, published=False)
+        if pair is not None and pair.score >= threshold:
+            pairs.append(pair)
+    for name, files in published_sources(boilerplate=boilerplate).items():
+        pair = _pair(made[student_id], _source(name, files, k, baseline), k, published=True)
+        if pair is not None and pair.score >= threshold:
+            pairs.append(pair)
+    return sorted(pairs, key=lambda p: (-p.score, p.a, p.b))
 
 
 def compare(sources: dict[str, list[tuple[str, str]]], threshold: float = DEFAULT_THRESHOLD,
