@@ -1,36 +1,23 @@
 """The course's ladder: rated games between the students' active bots and the reference bots, all
-season long, as Galaxy, Halite and Kaggle rank their entrants between deadlines.
+season long, as Galaxy, Halite and Kaggle rank their entrants between deadlines (docs/course.md,
+"[ladder]").
 
-Who plays: every enabled student's ACTIVE version and the `[ladder]` reference bots. A new active
-version is a new ladder entrant: it starts from the prior rating and first plays `placement_games`
-against the reference bots, in the order `reference` lists them (the weakest first); unless its
-code is the same as the student's previous entrant's (re-uploaded to add a report, say: the
-archives' content, archives.code_digest), when it takes over that entrant's rating and games. A
-ladder game is a pair of games, both seats, from one paired opening (arena.match.openings), on the
-course's clock (or `[ladder] time`).
+Who plays: every enabled student's ACTIVE version (a new entrant, from the prior rating, first
+playing `placement_games` against the reference bots, weakest first; unless its code is that of
+the student's previous entrant: archives.code_digest, whose rating and games it takes over) and the
+reference bots. A ladder game is a pair of games, both seats, from one paired opening. It plays
+until `[ladder] until` (default: the last deadline), paused while the final is played (`status`).
 
-When: from the first look until `[ladder] until` (default: the course's last deadline), paused
-while the final is played (final.under_way): its games would compete with the final's for the
-machine (`Ladder.status`).
+The scheduler (`Ladder.due(now)`): each entrant, reference bots included, is owed `games_per_hour`
+games over the last hour (its share of its age, when younger), a reference bot its placement games
+at once; those owed are served fewest recent games first, each against the least busy of its
+`neighbours` nearest in rating (`Neighbours`, by bisection). Unrated games students ask for
+(`request`, at most `unrated_per_hour` an hour) come first. `due` records what it hands out;
+`record` takes the played games. A round reads a few queries whatever the number of students.
 
-The scheduler (`Ladder.due(now)`): each entrant, reference bots included, is owed
-`games_per_hour` games an hour, counted over the last hour (an entrant younger than an hour is owed
-its share of its age); a reference bot is also owed its `placement_games` at once, so that its
-rating means something. Entrants owed games are served fewest-recent-games first, so none is
-starved, each against the opponent with the fewest recent games among its `neighbours` nearest in
-rating. Unrated games students ask for (`request`, at most `unrated_per_hour` an hour each) come
-first. `due` records what it hands out, so a second call does not hand it out again; `record` takes
-the played games. One round reads a few queries whatever the number of students, and pairs with a
-heap and by bisection in the entrants ordered by rating (`Neighbours`; benchmarks/course_300.py
-times a round).
-
-Ratings: openskill's Weng-Lin models (Plackett-Luce by default, or Thurstone-Mosteller full),
-updated game by game; shown as the ordinal mu - 3 sigma (what the table is sorted by: a bot ranks
-high only once the ladder is sure of it) and as mu ± sigma. Aborted games and double forfeits are
-unrated; a forfeit (timeout, crash, illegal move) is a loss, as in every other game, except a
-game lost on time under load (the machine kept the bot from a CPU): the runner plays it again, as
-the course plays judged games again (jobs.play_judged, at most LOAD_REPLAYS times), and one still
-lost so is left unrated; the ladder game says "replayed: lost on time under load".
+Ratings: openskill's Weng-Lin models, updated game by game; shown as the ordinal mu - 3 sigma (the
+table's order) and as mu ± sigma. A forfeit is a loss; aborted games, double forfeits and games
+lost on time under load are unrated (the runner plays those again first: jobs.play_judged).
 
 Tables (course.db): `ladder_players` (an entrant: a student's version or a reference bot, its
 rating), `ladder_games` (a ladder game: its entrants, rated or asked for, its state),
@@ -254,12 +241,8 @@ class Ladder:
         """The rows of entrants met for the first time: the prior rating; a student's version whose
         code is the same as its previous entrant's takes that one's rating and games over (its
         history stays: `history` reads every version of the student)."""
-        latest: dict[str, sqlite3.Row] = {}
-        for r in rows.values():
-            sid = r["student_id"]
-            if sid is not None and (sid not in latest or (r["created"], r["submission_id"])
-                                    > (latest[sid]["created"], latest[sid]["submission_id"])):
-                latest[sid] = r
+        latest = {r["student_id"]: r for r in sorted(rows.values(), key=lambda r: (r["created"], r["key"]))
+                  if r["student_id"] is not None}  # each student's last entrant
         prior = self.model.rating()
         values = []
         for key, name, sid, submission_id, _ in new:
@@ -278,14 +261,11 @@ class Ladder:
         same kind and protocol)."""
         store = self.course.store
         old = store.submission_row(submission_id)
-        if old is None or old["id"] == new["id"]:
+        if old is None or old["id"] == new["id"] or (old["kind"], old["protocol"]) != (new["kind"],
+                                                                                       new["protocol"]):
             return False
-        if (old["kind"], old["protocol"]) != (new["kind"], new["protocol"]):
-            return False
-        if old["sha256"] == new["sha256"]:
-            return True
-        if new["kind"] != "archive":
-            return False
+        if old["sha256"] == new["sha256"] or new["kind"] != "archive":
+            return old["sha256"] == new["sha256"]
         try:
             return (code_digest(old["filename"], store.read_file(old["sha256"]), old["kind"])
                     == code_digest(new["filename"], store.read_file(new["sha256"]), new["kind"]))
@@ -411,9 +391,8 @@ class Ladder:
                replaced: list[GameRecord] | None = None) -> None:
         """Take played ladder games (records of "ladder-<id>-g<n>"; others are ignored): each kept
         for replays; a rated one updates both entrants' ratings and histories, unless aborted, a
-        double forfeit or lost on time under load; a ladder game with both games in is done.
-        `replaced`: the games lost on time under load and played again (jobs.play_judged), said in
-        their ladder game's detail with those still lost so ("replayed: lost on time under load")."""
+        double forfeit or lost on time under load; a ladder game with both games in is done. Its
+        detail names those lost under load, and those played again instead (`replaced`)."""
         now = now or utc_now()
         store = self.course.store
         notes: dict[int, list[str]] = {}
@@ -441,7 +420,7 @@ class Ladder:
                     self._rate(db, row["a"], row["b"], record, now)
             for ladder_id in touched & set(notes):
                 db.execute("UPDATE ladder_games SET detail = ? WHERE id = ?",
-                           ("; ".join(_counted(notes[ladder_id]))[:500], ladder_id))
+                           ("; ".join(dict.fromkeys(notes[ladder_id]))[:500], ladder_id))
             for ladder_id in touched:
                 count = db.execute("SELECT COUNT(*) FROM ladder_records WHERE ladder_id = ?",
                                    (ladder_id,)).fetchone()[0]
@@ -590,15 +569,6 @@ def _loser(record: GameRecord) -> str:
     bot = record.players[forfeit.seat] if forfeit is not None and forfeit.seat in (0, 1) else "?"
     number = record.game_id.rsplit("-g", 1)[-1]
     return f"{bot} in game {int(number) + 1 if number.isdigit() else number}"
-
-
-def _counted(notes: list[str]) -> list[str]:
-    """The notes in order, each once, a repeated one with how often ("..., twice")."""
-    counts: dict[str, int] = {}
-    for note in notes:
-        counts[note] = counts.get(note, 0) + 1
-    times = {1: "", 2: ", twice"}
-    return [note[:-1] + times.get(n, f", {n} times") + ")" for note, n in counts.items()]
 
 
 def _points(record: GameRecord, name: str) -> float:
