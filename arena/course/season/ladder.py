@@ -8,12 +8,13 @@ the student's previous entrant: archives.code_digest, whose rating and games it 
 reference bots. A ladder game is a pair of games, both seats, from one paired opening. It plays
 until `[ladder] until` (default: the last deadline), paused while the final is played (`status`).
 
-The scheduler (`Ladder.due(now)`): each entrant, reference bots included, is owed `games_per_hour`
-games over the last hour (its share of its age, when younger), a reference bot its placement games
-at once; those owed are served fewest recent games first, each against the least busy of its
-`neighbours` nearest in rating (`Neighbours`, by bisection). Unrated games students ask for
-(`request`, at most `unrated_per_hour` an hour) come first. `due` records what it hands out;
-`record` takes the played games. A round reads a few queries whatever the number of students.
+The scheduler (`Ladder.due(now)`): each entrant, reference bots included (once a student's bot is
+placed), is owed `games_per_hour` games over the last hour (its share of its age, when younger), a
+reference bot its placement games at once; those owed are served fewest recent games first, each
+against the least busy of its `neighbours` nearest in rating (`Neighbours`, by bisection). Unrated
+games students ask for (`request`, at most `unrated_per_hour` an hour) come first. `due` records
+what it hands out; `record` takes the played games. A round reads a few queries whatever the
+number of students.
 
 Ratings: openskill's Weng-Lin models, updated game by game; shown as the ordinal mu - 3 sigma (the
 table's order) and as mu ± sigma. A forfeit is a loss; aborted games, double forfeits and games
@@ -321,7 +322,7 @@ class Ladder:
                               key=lambda e: (e.games, e.created, e.key)):
             while entrant.planned < placement and references and not full():
                 pair(entrant, references[(entrant.planned // 2) % len(references)])
-        if len(pool) < 2:
+        if len(pool) < 2 or all(e.student_id is None for e in pool):  # no reference games for nobody
             return pairs
         # then each entrant owed games (its share of the last hour; a reference bot its placement
         # too), fewest recent games first, against the least busy of its nearest in rating
