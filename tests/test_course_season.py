@@ -396,10 +396,11 @@ def play_season(s: Season) -> None:
     s.at(P1_S + 0.3)
     fixed = s.upload("s21", "fixed.py", LAUNCHER_OF["s21"].format(name="alphabeta"))
     assert fixed.status_code == 201, fixed.text
-    # after phase 2 staff look who passed so far (the checks of the versions judged run now, once)
+    # after phase 2 staff look who passed so far, once the server's thread has run the checks of
+    # the versions judged (once a version)
     s.at(P2_S + 0.3)
-    early = threading.Thread(target=lambda: run_arena("course", "phases", str(s.directory), cwd=s.directory,
-                                                      timeout=240))
+    early = threading.Thread(target=lambda: run_arena("course", "phases", str(s.directory), "--wait",
+                                                      cwd=s.directory, timeout=240))
     early.start()
     # after the last deadline: s23 is refused, s24 (an extension) is not
     s.at(P3_S + 0.3)
@@ -411,13 +412,6 @@ def play_season(s: Season) -> None:
     s.extended_id = extended.json()["id"]
     # the final starts by itself once s24's deadline has passed; kill -9 in the middle of it
     s.at(P3_S + EXTENSION_S)
-    # meanwhile staff ask who passed each phase (its score games and move-generation checks run now)
-    def after_the_deadlines() -> None:
-        early.join()  # one `arena course phases` at a time: each plays the checks not kept yet
-        s.phases.append(run_arena("course", "phases", str(s.directory), cwd=s.directory, timeout=240))
-
-    phases = threading.Thread(target=after_the_deadlines)
-    phases.start()
     from arena.course.season.final import final_status
     from arena.tournament.store import StoreError
 
@@ -437,6 +431,16 @@ def play_season(s: Season) -> None:
     s.server.kill()
     s.server = Server(s.directory, concurrency=2)  # the season clock resumes the final at once
     s.url = s.server.url
+
+    # meanwhile staff ask who passed each phase, waiting for the checks the server's thread runs
+    # (the restarted server: a check the kill cut short runs again)
+    def after_the_deadlines() -> None:
+        early.join()
+        s.phases.append(run_arena("course", "phases", str(s.directory), "--wait", cwd=s.directory,
+                                  timeout=240))
+
+    phases = threading.Thread(target=after_the_deadlines)
+    phases.start()
     wait_until(lambda: (lambda st: st and st.state == "finished")(status_now()), 90,
                "the final did not finish after a restart")
     s.final_done_s = s.now_s()
@@ -641,7 +645,7 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
     assert phases_checked.returncode == 0, phases_checked.stderr
     out = phases_checked.stdout
     course = season.course()
-    results = phase_results(course)  # the checks `arena course phases` ran are kept: none runs again
+    results = phase_results(course)  # `arena course phases --wait` waited for every check: all kept
     passed = {p: {r.student_id for r in results if r.phase == p and r.passed}
               for p in ("interface", "move generation", "alpha-beta")}
     by = {(r.phase, r.student_id): r for r in results}
@@ -739,7 +743,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
     course = season.course()
     found: dict = {}
     look(browser, season, "/staff/phases", axe_source, found, shots, "course-phases")
-    results = phase_results(course, evaluate=False)
+    results = phase_results(course)
     for section in browser.find_elements(By.CSS_SELECTOR, "section.phase"):
         phase = section.get_attribute("data-phase")
         rows = section.find_elements(By.CSS_SELECTOR, "tr[data-passed=yes]")

@@ -8,8 +8,11 @@ final tournament (`--rerun --yes` plays it again), `grades DIR` writes grades.cs
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from arena.cell.sandbox import SandboxUnavailable
 from arena.cli.common import EXIT_OK, BadInput, guard
@@ -22,6 +25,9 @@ from arena.course_web.serve_lock import AlreadyServed
 from arena.course_web.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
+
+if TYPE_CHECKING:
+    from arena.course.course import Course
 
 _guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
 _final_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, FinalError,
@@ -52,8 +58,17 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
     check.add_argument("directory", metavar="DIR", help="the course's directory")
     check.set_defaults(func=cmd_check)
     phases = csub.add_parser("phases", help="print who passed each phase of [[phases]], with the evidence "
-                                            "(plays the score games and move-generation checks not run yet)")
+                                            "(a score or move-generation check not run yet is shown queued "
+                                            "or running: the server runs them; --wait waits for them)")
     phases.add_argument("directory", metavar="DIR", help="the course's directory")
+    phases.add_argument("--wait", action="store_true",
+                        help="first wait until every check due now is done, printing progress: the running "
+                             "server's, or, when no server runs on DIR, run them here")
+    phases.add_argument("--recheck", metavar="ID", default=None,
+                        help="drop the verdicts of the student's checks (of the versions the phases "
+                             "judge) so that they run again (in the audit log, with the old verdicts)")
+    phases.add_argument("--phase", metavar="NAME", default=None,
+                        help="with --recheck: that phase's checks only (as course.toml names it)")
     phases.add_argument("--unsafe-no-sandbox", action="store_true",
                         help="run students' bots unsandboxed where bubblewrap cannot isolate them (trusted "
                              "code only)")
@@ -129,32 +144,103 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 @_server_guard
 def cmd_phases(args: argparse.Namespace) -> int:
-    """arena course phases DIR"""
-    from arena.course.course import Course
-    from arena.course.season import phases
+    """arena course phases DIR [--wait] [--recheck ID [--phase NAME]]"""
+    import sys
 
+    from arena.course.course import Course
+    from arena.course.db.accounts import TERMINAL, Accounts
+    from arena.course.season import phase_checks, phases
+
+    if args.phase is not None and args.recheck is None:
+        raise BadInput("--phase NAME goes with --recheck ID")
     course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
     season = course.config.season
     if not season.phases:
         print(f"{course.config.path}: no [[phases]] (docs/course.md, \"Phases\")")
         return EXIT_OK
+    if args.recheck is not None:
+        accounts = Accounts(course.directory)
+        for dropped in phase_checks.recheck(course, args.recheck, args.phase):
+            accounts.audit(TERMINAL, phase_checks.RECHECKED, args.recheck, dropped.detail())
+            print(f"{args.recheck}: checked again: {dropped.detail()}", file=sys.stderr)
+    if args.wait:
+        wait_for_checks(course, sys.stderr)
     results = phases.phase_results(course)
     for phase in season.phases:
         mine = [r for r in results if r.phase == phase.name]
         passed = [r for r in mine if r.passed]
+        checking = [r for r in mine if r.pending]
         state = " (so far)" if any(r.provisional for r in mine) else ""
         print(f"{phase.name}: deadline {phase.deadline.isoformat()}; needs {phase.requirements()}")
         names = ", ".join(r.student_id for r in passed) or "-"
-        print(f"  passed{state}: {len(passed)} of {len(mine)}: {names}")
+        more = f" ({len(checking)} still being checked)" if checking else ""
+        print(f"  passed{state}: {len(passed)} of {len(mine)}{more}: {names}")
         for r in mine:
-            print(f"  {'PASS' if r.passed else 'FAIL'}  {r.student_id}  {r.evidence}")
+            word = "PASS" if r.passed else "WAIT" if r.pending else "FAIL"
+            print(f"  {word}  {r.student_id}  {r.evidence}")
             if r.game_ids:
                 print(f"        games: {', '.join(r.game_ids)}")
             for wire, missing, extra in r.disagreements[:SHOWN_DISAGREEMENTS]:
                 board = " / ".join(wire.get("board", [])) if isinstance(wire.get("board"), list) else wire
                 print(f"        disagrees: seat {wire.get('seat')} to move, board {board}: left out "
                       f"{', '.join(missing) or '-'}; not legal {', '.join(extra) or '-'}")
+    due = len(phase_checks.due(course))
+    if due:
+        print(f"{due} check{'s' * (due != 1)} not run yet (WAIT): the server runs them (arena course serve), "
+              f"or `arena course phases {args.directory} --wait` here")
     return EXIT_OK
+
+
+WAIT_POLL_S = 1.0
+"""How often `phases --wait` looks at the checks a server runs."""
+SERVER_GONE_S = 60.0
+"""How long `phases --wait` waits for a server that stopped to be back before it gives up."""
+
+
+def wait_for_checks(course: Course, out: TextIO) -> None:
+    """Block until no phase check is due, printing progress to `out`: run them here while holding
+    DIR/serve.lock when no server runs on DIR, else watch the server's (BadInput if it stops for
+    good)."""
+    from arena.cell import sandbox
+    from arena.course.season import phase_checks
+    from arena.course.season.jobs import hide_from_bots
+    from arena.course_web import serve_lock
+
+    try:
+        lock = serve_lock.hold(course.directory, "arena course phases --wait (running the phase checks)")
+    except AlreadyServed:
+        lock = None
+    if lock is not None:
+        try:
+            sandbox.decide(course.config.limits.sandbox)  # refuse before any bot runs
+            hide_from_bots(course.directory)
+            phase_checks.cut_short(course.store)
+            print("no server runs on this course: running the phase checks here", file=out, flush=True)
+            phase_checks.run_pending(course, told=lambda line: print(line, file=out, flush=True))
+        finally:
+            os.close(lock)
+        return
+    shown, gone = "", None
+    while True:
+        due = phase_checks.due(course)
+        if not due:
+            return
+        running = phase_checks.progress(course.store)
+        now = [f"{c}: {running[c.submission_id, c.key].text(c.kind)}" for c in due
+               if (c.submission_id, c.key) in running]
+        line = f"waiting for the server's phase checks: {len(due)} to run"
+        line += f" ({'; '.join(now)})" if now else ""
+        if line != shown:
+            print(line, file=out, flush=True)
+            shown = line
+        if serve_lock.holder_alive(course.directory):
+            gone = None
+        elif gone is None:
+            gone = time.monotonic()
+        elif time.monotonic() - gone > SERVER_GONE_S:
+            raise BadInput(f"the server on {course.directory} stopped with {len(due)} phase checks to run: "
+                           "start it again, or run `arena course phases DIR --wait` without it")
+        time.sleep(WAIT_POLL_S)
 
 
 SHOWN_DISAGREEMENTS = 3
@@ -513,6 +599,12 @@ def cmd_grades(args: argparse.Namespace) -> int:
     from arena.course.course import Course
     from arena.course.season import grades
 
-    path = grades.write_csv(Course(Path(args.directory)))
+    course = Course(Path(args.directory))
+    path = grades.write_csv(course)
     print(f"wrote {path}")
+    pending = grades.pending_checks(course)
+    if pending:
+        print(f"provisional: {pending} phase check{'s' * (pending != 1)} not run yet, so \"phases passed\" "
+              f"may still grow (\"phases pending\" names them); `arena course phases {args.directory} "
+              "--wait` waits for them")
     return EXIT_OK

@@ -5,7 +5,8 @@ It loads course.toml, opens the store, syncs the students from the roster, takes
 see. It runs nothing itself: the background threads (arena/course/background) build, qualify
 and play, through what the Course owns for them: its game player (`player`, set while Workers
 run: how every course game is played, `play`), the listeners woken by an upload or a ladder
-request, the final's thread and the lock phase judging takes.
+request or by a finished job (the phase checks), the final's thread and the lock the phase checks
+take.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from arena.course.season.games import play_each
 from arena.match.records import GameRecord
 
 if TYPE_CHECKING:
-    from arena.course.season.games import GamePlayer
+    from arena.course.season.games import GamePlayer, OnGame
     from arena.match.spec import MatchSpec
 
 __all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
@@ -101,6 +102,9 @@ class Course:
         """Called after a submission is queued (Workers.wake)."""
         self.ladder_listeners: list[Callable[[], None]] = []
         """Called after a student asked for a ladder game (LadderRunner.wake)."""
+        self.phase_listeners: list[Callable[[], None]] = []
+        """Called when phase checks may have come due: a submission's job ended, staff asked for a
+        check again (PhaseChecks.wake)."""
         self.player: GamePlayer | None = None
         """Where this course's games are played while Workers run (their GamePlayer); None: in the
         caller's thread, one match after the other (a command, a test, a benchmark)."""
@@ -109,7 +113,8 @@ class Course:
         self.final_lock = threading.Lock()
         """start_final's check and start take turns on it."""
         self.phase_lock = threading.Lock()
-        """phase_results takes it: two callers never play the same phase games at once."""
+        """Running the phase checks due takes it (arena.course.season.phase_checks.run_due): two
+        threads of a process never play the same phase games at once."""
         self._locks: dict[str, threading.Lock] = {}
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
@@ -118,14 +123,15 @@ class Course:
         if problems:
             raise config.CourseError("\n".join(problems))
 
-    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+    def play(self, specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
         """Every game of `specs`, their records in order: the one place the course plays games,
         through the running Workers' game player, else here one match after the other. GamesLost
-        when games did not come back (PlayerStopped: the server is stopping)."""
+        when games did not come back (PlayerStopped: the server is stopping). `on_game(record)`:
+        called in the caller's thread for each game as it comes back (a check's progress)."""
         player = self.player
         if player is not None:
-            return player.play(specs)
-        return play_each(specs)
+            return player.play(specs, on_game)
+        return play_each(specs, on_game)
 
     def close(self) -> None:
         """Close this thread's database connection."""

@@ -5,9 +5,11 @@ The server refuses to run students' code unisolated: where bubblewrap cannot san
 why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
 socket itself, so `--port 0` takes a free port and the first line printed names the address.
 Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladder's games
-(arena/course/background/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking
-requests and finishes the ones under way, then the ladder and the workers finish their games and jobs
-(a job cut short by a harder kill is resumed on the next start: background/submissions.py).
+(arena/course/background/ladder.py); where it has `[[phases]]` a PhaseChecks thread runs their
+score games and move-generation checks (arena/course/background/phase_checks.py). SIGTERM or
+Ctrl-C stops it cleanly: uvicorn stops taking requests and finishes the ones under way, then the
+ladder and the workers finish their games and jobs (a job or phase check cut short by a harder
+kill is resumed on the next start: background/submissions.py, background/phase_checks.py).
 
 The season clock (arena/course/background/season_clock.py) is a thread of the server that starts the
 final tournament (arena.course.season.final) once the last deadline plus the longest extension has
@@ -102,6 +104,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
     from arena.course.background.ladder import LadderRunner
+    from arena.course.background.phase_checks import PhaseChecks
     from arena.course.background.season_clock import SeasonClock
     from arena.course.background.submissions import Workers
     from arena.course.course import Course
@@ -117,6 +120,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
                       make_backend=_dask_backend(cluster) if cluster else None)
     # the ladder plays only where course.toml has a [ladder] section
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
+    # the phases' score games and move-generation checks, in the background
+    checks = PhaseChecks(course) if course.config.season.phases else None
     accounts = Accounts(course.config.directory, database=course.store.db)  # one connection manager
     app = create_app(course, accounts, https_cookies=https_cookies)
     sock = listen(host, port)
@@ -133,6 +138,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     workers.start()
     if ladder is not None:
         ladder.start()
+    if checks is not None:
+        checks.start()
     season = SeasonClock(course)
     season.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
@@ -147,8 +154,12 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         signal.signal(signal.SIGTERM, previous)
         if ladder is not None:
             ladder.stop(STOP_WAIT_S)
+        if checks is not None:
+            checks.stop(0)  # its games end when the workers' game player stops; it runs again at the start
         season.stop()
         workers.stop(STOP_WAIT_S)
+        if checks is not None:
+            checks.join(STOP_WAIT_S)  # a move-generation check under way: up to its end
         sock.close()
     print("arena course serve: stopped", file=out, flush=True)
     return 0

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
 """What plays games: their specs -> the records, in order (Course.play, GamePlayer.play, play_each)."""
+OnGame = Callable[[GameRecord], None]
+"""Told of each game as it comes back, in the thread that asked for the games (a check's progress)."""
 
 POLL_S = 0.1
 """How long the player's thread waits for new specs or events at a time (seconds)."""
@@ -58,6 +60,9 @@ class _Order:
     done: threading.Event = field(default_factory=threading.Event)
     since: float = field(default_factory=time.time)
     """When the caller handed it over (Unix time)."""
+
+    arrived: queue.Queue[GameRecord] = field(default_factory=queue.Queue)
+    """Each record as it came back, for the caller's `on_game` (the player's thread puts them)."""
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,10 @@ class GamePlayer:
             self._thread.join(timeout_s)
             self._thread = None
 
-    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+    def play(self, specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
         """Every game of `specs`, in order of the specs and their game numbers; GamesLost when some did
-        not come back (or the player stopped first)."""
+        not come back (or the player stopped first). `on_game(record)`: called in this thread for
+        each game as it comes back."""
         if self._thread is None or not self._thread.is_alive():
             raise PlayerStopped(f"the course's game player is not running{self._why_down()}")
         order = _Order(list(specs), left=sum(len(s.game_numbers) for s in specs))
@@ -110,8 +116,10 @@ class GamePlayer:
         try:
             self._inbox.put(order)
             while not order.done.wait(POLL_S):
+                _tell(order, on_game)
                 if self._thread is None or not self._thread.is_alive():
                     raise PlayerStopped(f"the course's game player stopped{self._why_down()}")
+            _tell(order, on_game)
         finally:
             with self._lock:
                 self._orders.remove(order)
@@ -186,6 +194,7 @@ class GamePlayer:
             if order is None:
                 return
             order.records[event.record.game_id] = event.record
+            order.arrived.put(event.record)
             order.left -= 1
         elif isinstance(event, Problem) and event.spec is not None:
             order = orders.get(event.spec.match_id)
@@ -203,6 +212,18 @@ class GamePlayer:
             order.done.set()
 
 
-def play_each(specs: list[MatchSpec]) -> list[GameRecord]:
-    """Every game of `specs` here, one match after the other: the records, in order."""
-    return [record for spec in specs for record in run_match(spec)]
+def _tell(order: _Order, on_game: OnGame | None) -> None:
+    """Hand `on_game` the records that came back since it was last told."""
+    while True:
+        try:
+            record = order.arrived.get_nowait()
+        except queue.Empty:
+            return
+        if on_game is not None:
+            on_game(record)
+
+
+def play_each(specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
+    """Every game of `specs` here, one match after the other: the records, in order (`on_game`
+    told of each as it ends)."""
+    return [record for spec in specs for record in run_match(spec, on_game=on_game)]

@@ -339,6 +339,14 @@ def private_paths(directory: Path) -> list[str]:
     return [str(directory / n) for n in sorted(names | set(PRIVATE_NAMES)) if n != BUILDS_DIR]
 
 
+def hide_from_bots(directory: Path) -> None:
+    """Name the course directory's private paths (private_paths) in this process's environment,
+    so that every bot it starts from now on is refused a sandbox that would show one of them."""
+    private = private_paths(directory)
+    known = os.environ.get(sandbox.PRIVATE_ENV, "").split(os.pathsep)
+    os.environ[sandbox.PRIVATE_ENV] = os.pathsep.join(p for p in dict.fromkeys([*known, *private]) if p)
+
+
 def check_own(command: tuple[str, ...], folder: Path) -> None:
     """JobFailed unless `command` runs a program of the submission's own `folder` and names no
     other file or folder of this machine (the sandbox would show the bot whatever its command
