@@ -209,6 +209,9 @@ P1_S, P2_S, P3_S = 6.0, 9.0, 13.0
 EXTENSION_S = 2
 """s24's extension: the final is due at P3_S + EXTENSION_S."""
 LADDER_GAMES_PER_HOUR = 900
+LADDER_UNTIL_S = 3600
+"""The ladder plays on past the last deadline (its default end) while the tests run: paused while
+the final is played, it then goes on for the test of its order, the last."""
 FINAL_ROUNDS = 2
 CLOCK_S = 0.2
 """Seconds a move, for every game of the season (at 0.05 s a loaded machine's waits for a CPU made
@@ -264,6 +267,7 @@ placement_games = 2
 reference = ["random", "greedy", "alphabeta"]
 unrated_per_hour = 2
 poll_s = 0.5
+until = {at(LADDER_UNTIL_S)}
 
 [final]
 format = "swiss"

@@ -495,6 +495,9 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    _, why = ladder.status()
+    if why:  # paused or ended: said after the table, which scripts read
+        print(f"\n{why}")
     return EXIT_OK
 
 

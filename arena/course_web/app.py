@@ -37,7 +37,7 @@ from starlette.staticfiles import StaticFiles
 from arena import __version__
 from arena.course.course import Course, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.db.states import STATES_JSON, FinalState, LadderState, SubmissionStatus
+from arena.course.db.states import STATES_JSON, FinalState, LadderState, LadderStatus, SubmissionStatus
 from arena.course.season.archives import Refused
 from arena.course_web import signin
 from arena.course_web.auth import guard, signed_in, staff_only, student_only
@@ -111,7 +111,7 @@ class CourseApp:
         self.env.filters["when"] = when
         # the statuses as members, never string literals: in templates and in course.js's data-states
         self.env.globals.update(SubmissionStatus=SubmissionStatus, LadderState=LadderState,
-                                FinalState=FinalState, states_json=STATES_JSON)
+                                LadderStatus=LadderStatus, FinalState=FinalState, states_json=STATES_JSON)
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
         self.guard = signin.SignInGuard()
 

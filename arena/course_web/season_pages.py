@@ -103,7 +103,9 @@ class SeasonPages:
         names = self.names(account)
         table = self.ladder.table()
         rows = [ladder_row(r, names) for r in table]
-        context: dict[str, Any] = {"rows": rows, "own": None, "chart": None, "games": [], "opponents": []}
+        status, why = self.ladder.status()
+        context: dict[str, Any] = {"rows": rows, "own": None, "chart": None, "games": [], "opponents": [],
+                                   "ladder_status": status, "ladder_why": why}
         if account.is_staff:
             return context
         mine = self.ladder.games(account.id)

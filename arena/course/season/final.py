@@ -300,6 +300,18 @@ def is_running(course: Course) -> bool:
     return thread is not None and thread.is_alive()
 
 
+def under_way(course: Course) -> int | None:
+    """The run of the final under way: playing in this process, or started and not finished
+    (played by `arena course final --start`, or stopped and resumed at the next start); None when
+    no run is. The ladder pauses meanwhile (arena.course.season.ladder)."""
+    last = _last_run(course)
+    if last is not None and last["finished"] is None:
+        return int(last["run"])
+    if is_running(course):  # started here, its run not recorded yet
+        return (last["run"] if last is not None else 0) + 1
+    return None
+
+
 # --- status and publishing ---
 
 @dataclass(frozen=True)
