@@ -202,10 +202,10 @@ class Ladder:
         return LadderStatus.OPEN, ""
 
     # --- entrants ---
-    def _entrants(self, now: datetime) -> list[_Entrant]:
+    def _entrants(self, now: datetime, write: bool = True) -> list[_Entrant]:
         """The current entrants (reference bots, then every enabled student's active version),
-        their rows made on first sight at `now`, with their recent and planned games: a few
-        queries, whatever the number of students."""
+        their rows made on first sight at `now` (with `write=False` only in memory), with their
+        recent and planned games: a few queries, whatever the number of students."""
         store = self.course.store
         wanted: list[tuple[str, str, str | None, int | None, str]] = []
         for name in self.settings.reference:
@@ -220,8 +220,16 @@ class Ladder:
         rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
         new = [w for w in wanted if w[0] not in rows]
         if new:  # a write only when the ladder meets a bot for the first time
-            self._add_entrants(new, rows, active, now)
-            rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+            values = self._new_rows(new, rows, active, now)
+            if write:
+                with store.write() as db:
+                    db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, "
+                                   "submission_id, mu, sigma, games, created) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+                rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+            else:
+                columns = ("key", "name", "student_id", "submission_id", "mu", "sigma", "games", "created")
+                rows.update({v[0]: dict(zip(columns, v, strict=True)) for v in values})  # type: ignore[misc]
         since = iso(now - WINDOW)
         recent: dict[str, int] = {}
         pending: dict[str, int] = {}
@@ -237,11 +245,11 @@ class Ladder:
                          rows[k]["games"] + pending.get(k, 0))
                 for k, n, s, i, command in wanted]
 
-    def _add_entrants(self, new: list[tuple[str, str, str | None, int | None, str]],
-                      rows: dict[str, sqlite3.Row], active: dict[str, sqlite3.Row], now: datetime) -> None:
-        """The rows of entrants met for the first time: the prior rating; a student's version whose
-        code is the same as its previous entrant's takes that one's rating and games over (its
-        history stays: `history` reads every version of the student)."""
+    def _new_rows(self, new: list[tuple[str, str, str | None, int | None, str]],
+                  rows: dict[str, sqlite3.Row], active: dict[str, sqlite3.Row], now: datetime) -> list[tuple]:
+        """The ladder_players rows of entrants met for the first time: the prior rating; a student's
+        version whose code is the same as its previous entrant's takes that one's rating and games
+        over (its history stays: `history` reads every version of the student)."""
         latest = {r["student_id"]: r for r in sorted(rows.values(), key=lambda r: (r["created"], r["key"]))
                   if r["student_id"] is not None}  # each student's last entrant
         prior = self.model.rating()
@@ -253,9 +261,7 @@ class Ladder:
                 mu, sigma, games = previous["mu"], previous["sigma"], previous["games"]
                 log.info("ladder: %s has the code of %s: it keeps its rating", name, previous["name"])
             values.append((key, name, sid, submission_id, mu, sigma, games, iso(now)))
-        with self.course.store.write() as db:
-            db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, "
-                           "mu, sigma, games, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+        return values
 
     def _same_code(self, submission_id: int, new: sqlite3.Row) -> bool:
         """The submission `submission_id` and `new` hold the same code (archives.code_digest; the
@@ -299,6 +305,15 @@ class Ladder:
                                         "VALUES (?, ?, 1, ?, 'scheduled')", (a, b, iso(now)))
                     chosen.append((int(cursor.lastrowid), a, b))  # type: ignore[arg-type]
             return [self._spec(i, a, b, by_key) for i, a, b in chosen]
+
+    def owed(self, now: datetime | None = None) -> int:
+        """The rated ladder games (pairs) `due` would hand out at `now`, worked out without writing
+        anything (the staff's queue): none while the ladder is paused or ended."""
+        now = now or utc_now()
+        with self._lock:
+            if self.status(now)[0] is not LadderStatus.OPEN:
+                return 0
+            return len(self._pairs(self._entrants(now, write=False), now, None))
 
     def _pairs(self, entrants: list[_Entrant], now: datetime, room: int | None) -> list[tuple[str, str]]:
         """The rated pairs (entrant keys) due at `now`, at most `room`: placement, then games owed."""

@@ -7,14 +7,13 @@ and course.toml. Nothing is scheduled, played or written, so the page can ask ev
 """
 from __future__ import annotations
 
-import math
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from arena.course.db.states import FinalState, SubmissionStatus
-from arena.course.db.store import iso, utc_now
+from arena.course.db.store import utc_now
 from arena.course.season import final, phases
 
 if TYPE_CHECKING:
@@ -59,15 +58,16 @@ class RunningMatch:
 @dataclass(frozen=True)
 class LadderBacklog:
     """The ladder's backlog: ladder games asked for and not yet handed out (`queued`, the oldest
-    `oldest_s` ago), handed out and not recorded (`scheduled`), and games its entrants are owed now
-    (`owed`: placement games left, and the hour's share of `games_per_hour` not yet played; what
-    the scheduler would hand out at its next look, counted in games, not pairs)."""
+    `oldest_s` ago), handed out and not recorded (`scheduled`), and the rated ladder games (each a
+    pair of games) its entrants are owed now (`owed`: what the scheduler would hand out at its next
+    look, Ladder.owed); `status`: why the ladder is paused or ended ("" while it plays)."""
 
     queued: int
     scheduled: int
     oldest_s: float | None
     owed: int
     entrants: int
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,43 +168,20 @@ def queued_jobs(course: Course, now: datetime) -> list[QueuedJob]:
 
 def ladder_backlog(course: Course, now: datetime) -> LadderBacklog | None:
     """The ladder's backlog (None for a course without `[ladder]`), read without writing: unlike
-    `Ladder.due`, nothing is scheduled and no entrant's row is made."""
+    `Ladder.due`, nothing is scheduled and no entrant's row is made (`Ladder.owed`)."""
+    from arena.course.season.ladder import Ladder
+
     if "ladder" not in course.config.sections:
         return None
-    store, settings = course.store, course.config.ladder
+    ladder = Ladder(course)
+    store = course.store
     queued = store.rows("SELECT created FROM ladder_games WHERE state = 'queued' ORDER BY id")
-    scheduled = store.rows("SELECT a, b FROM ladder_games WHERE state = 'scheduled'")
-    players = {r["key"]: r for r in store.rows("SELECT key, games, created FROM ladder_players")}
-    recent: dict[str, int] = {}
-    pending: dict[str, int] = {}
-    since = iso(now - WINDOW)
-    for r in store.rows("SELECT a, b, state FROM ladder_games WHERE rated = 1 AND state IN "
-                        "('scheduled', 'done') AND created > ?", since):
-        for key in (r["a"], r["b"]):
-            recent[key] = recent.get(key, 0) + 2
-    for r in store.rows("SELECT a, b FROM ladder_games WHERE rated = 1 AND state = 'scheduled'"):
-        for key in (r["a"], r["b"]):
-            pending[key] = pending.get(key, 0) + 2
-    owed, entrants = 0.0, 0
-    for row in course.rows():
-        if row.active_id is None or row.disabled:
-            continue
-        sub = store.submission_row(row.active_id)
-        if sub is None or not sub["command"]:
-            continue
-        entrants += 1
-        key = f"v{sub['id']}"
-        player = players.get(key)
-        played = (player["games"] if player is not None else 0) + pending.get(key, 0)
-        if played < settings.placement_games:
-            owed += settings.placement_games - played
-            continue
-        age_s = _age_s(player["created"], now) if player is not None else 0.0
-        share = min(1.0, age_s / WINDOW.total_seconds())
-        owed += max(0.0, settings.games_per_hour * share - recent.get(key, 0))
+    scheduled = store.rows("SELECT id FROM ladder_games WHERE state = 'scheduled'")
+    entrants = sum(1 for r in store.active_rows() if not r["disabled"] and r["command"])
+    entrants += len(course.config.ladder.reference)
     return LadderBacklog(queued=len(queued), scheduled=len(scheduled),
                          oldest_s=_age_s(queued[0]["created"], now) if queued else None,
-                         owed=math.ceil(owed), entrants=entrants + len(settings.reference))
+                         owed=ladder.owed(now), entrants=entrants, status=ladder.status(now)[1])
 
 
 def pending_checks(course: Course) -> tuple[list[PendingChecks], str]:
