@@ -4,7 +4,9 @@ submissions, active version and last status; `serve DIR` runs the server; `invit
 DIR NAME` and `token DIR ID` make sign-in links and API tokens; `submit URL FILE` is the students'
 upload from the terminal; `final DIR --start|--publish|--status` plays, publishes or shows the
 final tournament (`--rerun --yes` plays it again), `grades DIR` writes grades.csv and grades.json,
-`disqualify DIR ID --reason TEXT [--undo]` takes a student's points to 0."""
+`disqualify DIR ID --reason TEXT [--undo]` takes a student's points to 0; `clock DIR set TIME |
+advance BY | real` sets, advances or ends a rehearsal clock (the course's "now", for rehearsing a
+season on a copy of the course)."""
 from __future__ import annotations
 
 import argparse
@@ -73,6 +75,16 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
                         help="run students' bots unsandboxed where bubblewrap cannot isolate them (trusted "
                              "code only)")
     phases.set_defaults(func=cmd_phases)
+    clock = csub.add_parser("clock", help="rehearse a season on a copy of the course: set the course's time "
+                                          "(set TIME), move it ahead (advance BY) or back to real time "
+                                          "(real); without ACTION, print what it is")
+    clock.add_argument("directory", metavar="DIR", help="the course's directory")
+    clock.add_argument("action", metavar="ACTION", nargs="?", choices=("set", "advance", "real"),
+                       help="set, advance or real")
+    clock.add_argument("value", metavar="VALUE", nargs="?", default=None,
+                       help="set: a time with its zone (2026-03-01T12:00:00Z); advance: a duration (2h, "
+                            "1d 12h, 90m)")
+    clock.set_defaults(func=cmd_clock)
     add_final_parsers(csub)
     add_server_parsers(csub)
     add_ladder_parsers(csub)
@@ -139,6 +151,56 @@ def cmd_status(args: argparse.Namespace) -> int:
     versions = sum(r.versions for r in rows)
     print(f"{len(rows)} student{'s' * (len(rows) != 1)}, {versions} submission{'s' * (versions != 1)}, "
           f"{pending} to build or test")
+    rehearsal = course.clock.warning()
+    if rehearsal:
+        print(rehearsal)
+    return EXIT_OK
+
+
+@_guard
+def cmd_clock(args: argparse.Namespace) -> int:
+    """arena course clock DIR [set TIME | advance BY | real]: the course's rehearsal clock (in the
+    audit log)."""
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
+    from arena.course.db.clock import ClockError, offset_text, parse_advance, parse_moment
+
+    course = Course(Path(args.directory))
+    clock = course.clock
+    if args.action in ("set", "advance") and args.value is None:
+        example = "2026-03-01T12:00:00Z" if args.action == "set" else "2h"
+        raise ClockError(f"clock {args.action}: needs a value, e.g. `arena course clock DIR {args.action} "
+                         f"{example}`")
+    if args.action is None:
+        if args.value is not None:
+            raise ClockError(f"clock: {args.value!r} is no action: set, advance or real")
+        print(clock.describe())
+        return EXIT_OK
+    if args.action == "real":
+        if args.value is not None:
+            raise ClockError(f"clock real: takes no value, got {args.value!r}")
+        try:
+            ended = clock.rehearsal()
+            was = "" if ended is None else f" (it was real time {offset_text(ended.offset)})"
+        except ClockError as exc:  # a clock.json arena did not write: removed all the same
+            was = f" ({exc})"
+        if not clock.real():
+            print("the course runs on real time (no rehearsal clock was set)")
+            return EXIT_OK
+        Accounts(course.directory).audit("(terminal)", "ended the rehearsal clock", "", was.strip(" ()"))
+        print(f"real time again: the rehearsal clock is ended{was}")
+        return EXIT_OK
+    if args.action == "set":
+        clock.set(parse_moment(args.value))
+    else:
+        clock.advance(parse_advance(args.value))
+    rehearsal = clock.rehearsal()
+    assert rehearsal is not None
+    done = "set" if args.action == "set" else "advanced"
+    detail = (f"{args.action} {args.value}: the course's time is {clock.now():%Y-%m-%dT%H:%M:%SZ}, real time "
+              f"{offset_text(rehearsal.offset)}")
+    Accounts(course.directory).audit("(terminal)", f"{done} the rehearsal clock", "", detail)
+    print(f"{clock.describe()}\n`arena course clock {args.directory} real` returns to real time")
     return EXIT_OK
 
 

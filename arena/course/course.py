@@ -1,12 +1,12 @@
 """`Course`: the facade the web app and the command line use over a course directory.
 
-It loads course.toml, opens the store, syncs the students from the roster, takes submissions
-(checked, stored and committed before `submit` returns) and answers what students and staff
-see. It runs nothing itself: the background threads (arena/course/background) build, qualify
-and play, through what the Course owns for them: its game player (`player`, set while Workers
-run: how every course game is played, `play`), the listeners woken by an upload or a ladder
-request or by a finished job (the phase checks), the final's thread and the lock the phase checks
-take.
+It loads course.toml, opens the store (and the course's clock: "now" for the season), syncs the
+students from the roster, takes submissions (checked, stored and committed before `submit`
+returns) and answers what students and staff see. It runs nothing itself: the background threads
+(arena/course/background) build, qualify and play, through what the Course owns for them: its game
+player (`player`, set while Workers run: how every course game is played, `play`), the listeners
+woken by an upload or a ladder request or by a finished job (the phase checks), the final's thread
+and the lock the phase checks take.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
 from arena.course.db.states import SubmissionStatus
-from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
+from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store
 from arena.course.season import archives, phases
 from arena.course.season.archives import Refused
 from arena.course.season.games import play_each
@@ -98,6 +98,8 @@ class Course:
                                               limits=dataclasses.replace(self.config.limits, sandbox=sandbox))
         self.directory = self.config.directory
         self.store = Store(self.directory)
+        self.clock = self.store.clock
+        """What "now" is for the season (db/clock.py): real time, or staff's rehearsal clock."""
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
         self.ladder_listeners: list[Callable[[], None]] = []
@@ -158,7 +160,7 @@ class Course:
         uploaded too recently, the file too big or not a bot, the report (file name, bytes; PDF or
         Markdown) bad or too big. Stored (files fsynced, rows committed) before it returns, the
         report with its version; the workers are woken."""
-        now = now or utc_now()
+        now = now or self.clock.now()
         if now.tzinfo is None:
             raise ValueError(f"submit(now=...) needs a time with its zone, got {now.isoformat()}")
         row = self._need_student(student_id)
@@ -198,7 +200,7 @@ class Course:
         """Refuse, before anything is read or written, an upload of `size` bytes the student may
         not make now: TooSoon within the upload interval, Refused past the storage cap
         (`storage_mb`)."""
-        now = now or utc_now()
+        now = now or self.clock.now()
         wait_s = self.store.upload_wait(student_id, now, self.config.upload_interval_s)
         if wait_s:
             raise self._too_soon(wait_s)

@@ -37,6 +37,7 @@ from starlette.staticfiles import StaticFiles
 from arena import __version__
 from arena.course.course import Course, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
+from arena.course.db.clock import ClockError, offset_text
 from arena.course.db.states import STATES_JSON, FinalState, LadderState, LadderStatus, SubmissionStatus
 from arena.course.season.archives import Refused
 from arena.course_web import signin
@@ -121,8 +122,21 @@ class CourseApp:
         account = request.scope.get("account")
         html = self.env.get_template(template).render(
             title=self.title, version=__version__, account=account, csrf=csrf_token(request),
-            poll_ms=STATUS_POLL_MS, **context)
+            poll_ms=STATUS_POLL_MS, rehearsal=self.rehearsal(), **context)
         return HTMLResponse(html, status_code=status, headers={**NO_STORE, **(headers or {})})
+
+    def rehearsal(self) -> dict[str, str] | None:
+        """What every page's banner says while staff rehearse the season on a rehearsal clock
+        (arena/course/db/clock.py), None on real time: never left on unnoticed."""
+        try:
+            found = self.course.clock.rehearsal()
+        except ClockError as exc:
+            return {"problem": str(exc), "now": "", "offset": "", "directory": str(self.course.directory)}
+        if found is None:
+            return None
+        now = found.now(self.course.clock.real_now())
+        return {"problem": "", "now": now.strftime("%Y-%m-%d %H:%M:%S"), "offset": offset_text(found.offset),
+                "directory": str(self.course.directory)}
 
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "error.html", 404, heading=NOT_FOUND,

@@ -13,7 +13,10 @@ kill is resumed on the next start: background/submissions.py, background/phase_c
 
 The season clock (arena/course/background/season_clock.py) is a thread of the server that starts the
 final tournament (arena.course.season.final) once the last deadline plus the longest extension has
-passed, and resumes a final a stopped server left unfinished.
+passed, and resumes a final a stopped server left unfinished. All of them read "now" from the
+course's clock (arena/course/db/clock.py): while staff rehearse a season on it (`arena course clock`)
+the server says so loudly at its start and whenever it changes, and the clock's watch
+(arena/course/background/clock_watch.py) wakes the loops waiting for a moment of it.
 
 This module is the one place that wires the web front (arena.course_web.app) and the background
 threads (arena.course.background) together, over one Course.
@@ -103,6 +106,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
+    from arena.course.background.clock_watch import ClockWatch
     from arena.course.background.ladder import LadderRunner
     from arena.course.background.phase_checks import PhaseChecks
     from arena.course.background.season_clock import SeasonClock
@@ -115,6 +119,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
+    course.clock.rehearsal()  # a clock.json arena did not write: ClockError (one line), nothing started
     lock = serve_lock.hold(course.directory)  # one server a directory: before any worker or clock
     workers = Workers(course, concurrency=concurrency,  # woken by the course on each upload
                       make_backend=_dask_backend(cluster) if cluster else None)
@@ -135,6 +140,9 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     server = uvicorn.Server(config)
     if warning:
         print(f"arena course: {warning}", file=sys.stderr)
+    rehearsal = course.clock.warning()
+    if rehearsal:  # never left on unnoticed: the server's first words, the staff pages' banner
+        print(f"arena course serve: {rehearsal}", file=sys.stderr, flush=True)
     workers.start()
     if ladder is not None:
         ladder.start()
@@ -142,6 +150,9 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         checks.start()
     season = SeasonClock(course)
     season.start()
+    # a rehearsal clock set, advanced or ended meanwhile: the loops waiting for a moment look again
+    watch = ClockWatch(course, [season.wake, *(loop.wake for loop in (checks, ladder) if loop is not None)])
+    watch.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
     print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
           f"{len(course.students())} students, {workers_text}; Ctrl-C stops)", file=out, flush=True)
@@ -152,6 +163,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        watch.stop()
         if ladder is not None:
             ladder.stop(STOP_WAIT_S)
         if checks is not None:

@@ -225,11 +225,10 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
     the report judged; `pending`: its checks not run yet, where each stands: the page plays
     nothing) and the final (its table under the names the student sees, its games)."""
     import rules
-    from arena.course.db.store import utc_now
     from arena.course.season import privacy
 
     config = course.config
-    now = utc_now()
+    now = course.clock.now()
     season = config.season
     extension = season.extensions.get(student_id)
     game = rules.load(config.game, **config.params)

@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from arena.course.background.loop import Loop
-from arena.course.db.store import utc_now
 from arena.course.season.games import PlayGames
 from arena.course.season.jobs import play_judged
 from arena.course.season.ladder import Ladder
@@ -31,13 +30,13 @@ class LadderRunner(Loop):
     entrants are owed them again)."""
 
     def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] | None = None) -> None:
         self.course = course
         self.ladder = Ladder(course)
         poll_s = interval_s if interval_s is not None else self.ladder.settings.poll_s
         super().__init__("course-ladder", poll_s)
         self.play = play or course.play
-        self.clock = clock
+        self.clock = clock or course.clock.now
         self.played = 0
         """Ladder games (pairs) this runner played."""
 

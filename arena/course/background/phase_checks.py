@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from arena.course.background.loop import Loop
-from arena.course.db.store import utc_now
 from arena.course.season import phase_checks
 from arena.course.season.phase_checks import run_pending
 
@@ -49,11 +48,11 @@ class PhaseChecks(Loop):
     game player stops (its check then runs again at the next start)."""
 
     def __init__(self, course: Course, poll_s: float = PHASE_POLL_S,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] | None = None) -> None:
         super().__init__("phase-checks", poll_s)
         self.course = course
         self.poll_s = poll_s
-        self.clock = clock
+        self.clock = clock or course.clock.now
         self.ran = 0
         """Checks this runner ran."""
 

@@ -222,13 +222,13 @@ def _csv_and_notes(course: Course) -> tuple[str, list[str]]:
 def provenance(course: Course, notes: list[str] | None = None) -> dict[str, Any]:
     """grades.json: which run the grades come from, published or provisional, the rules, and the
     notes that used to head grades.csv."""
-    from arena.course.db.store import iso, utc_now
+    from arena.course.db.store import iso
     from arena.course.season import final
 
     rules = course.config.grading
     run = final.published_run(course)
     status = final.final_status(course, run)
-    return {"file": GRADES_NAME, "written": iso(utc_now()), "run": status.run,
+    return {"file": GRADES_NAME, "written": iso(course.clock.now()), "run": status.run,
             "published": status.published, "provisional": run is None,
             "grading": {"bonus": list(rules.bonus), "timeout_penalty": rules.timeout_penalty,
                         "penalty_per": rules.penalty_per, "columns": list(rules.columns)},

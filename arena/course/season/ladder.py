@@ -45,7 +45,7 @@ from openskill.models import PlackettLuce, ThurstoneMostellerFull
 import rules
 from arena.cell.launcher import resolve_command
 from arena.course.db.states import LadderState, LadderStatus
-from arena.course.db.store import iso, utc_now
+from arena.course.db.store import iso
 from arena.course.season import final, phases
 from arena.course.season.archives import Refused, code_digest
 from arena.match.openings import Openings, parse_openings, random_opening
@@ -188,7 +188,7 @@ class Ladder:
     def status(self, now: datetime | None = None) -> tuple[LadderStatus, str]:
         """Whether the ladder plays at `now`, and why not in a line for its page: ended at `until`,
         paused while the final is played (its games would compete with the final's for the CPU)."""
-        now = now or utc_now()
+        now = now or self.course.clock.now()
         until = self.until
         if until is not None and now >= until:
             source = "[ladder] until" if self.settings.until is not None else "the course's last deadline"
@@ -285,7 +285,7 @@ class Ladder:
         or ended (`status`): the unrated ones students asked for, then placement games of new
         versions, then every entrant owed games (reference bots too) against a rating neighbour
         (fewest recent games first). Each is recorded as scheduled: not handed out again."""
-        now = now or utc_now()
+        now = now or self.course.clock.now()
         with self._lock:
             if self.status(now)[0] is not LadderStatus.OPEN:
                 return []
@@ -309,7 +309,7 @@ class Ladder:
     def owed(self, now: datetime | None = None) -> int:
         """The rated ladder games (pairs) `due` would hand out at `now`, worked out without writing
         anything (the staff's queue): none while the ladder is paused or ended."""
-        now = now or utc_now()
+        now = now or self.course.clock.now()
         with self._lock:
             if self.status(now)[0] is not LadderStatus.OPEN:
                 return 0
@@ -400,7 +400,7 @@ class Ladder:
         with self.course.store.write() as db:
             return db.execute("UPDATE ladder_games SET state = 'errored', detail = 'the server stopped "
                               "before it was played', finished = ? WHERE state = 'scheduled'",
-                              (iso(utc_now()),)).rowcount
+                              (iso(self.course.clock.now()),)).rowcount
 
     # --- results ---
     def record(self, records: list[GameRecord], now: datetime | None = None,
@@ -409,7 +409,7 @@ class Ladder:
         for replays; a rated one updates both entrants' ratings and histories, unless aborted, a
         double forfeit or lost on time under load; a ladder game with both games in is done. Its
         detail names those lost under load, and those played again instead (`replaced`)."""
-        now = now or utc_now()
+        now = now or self.course.clock.now()
         store = self.course.store
         notes: dict[int, list[str]] = {}
         for lost, note in [*((r, REPLAYED) for r in replaced or ()),
@@ -452,7 +452,7 @@ class Ladder:
         with self.course.store.write() as db:
             db.execute("UPDATE ladder_games SET state = 'errored', detail = ?, finished = ? WHERE id = ? "
                        "AND state IN ('queued', 'scheduled')",
-                       (detail[:500], iso(now or utc_now()), ladder_id))
+                       (detail[:500], iso(now or self.course.clock.now()), ladder_id))
 
     def _rate(self, db: Any, key_a: str, key_b: str, record: GameRecord, now: datetime) -> None:
         rows = {r["key"]: r for r in db.execute("SELECT * FROM ladder_players WHERE key IN (?, ?)",
@@ -475,7 +475,7 @@ class Ladder:
     # --- what students and staff see ---
     def table(self, now: datetime | None = None) -> list[LadderRow]:
         """The current entrants, best first: by ordinal (mu - 3 sigma), then mu, then name."""
-        entrants = self._entrants(now or utc_now())
+        entrants = self._entrants(now or self.course.clock.now())
         names = {s.id: s.name for s in self.course.students()}
         ordered = sorted(entrants, key=lambda e: (-e.ordinal, -e.mu, e.name))
         return [LadderRow(rank=n, name=names.get(e.student_id, e.name) if e.student_id else e.name,
@@ -501,7 +501,7 @@ class Ladder:
         name or a classmate's student id); its ladder game id (the runner plays it first). Refused
         while the ladder is paused or ended, without an active bot on either side, or past
         `unrated_per_hour` in the last hour."""
-        now = now or utc_now()
+        now = now or self.course.clock.now()
         status, why = self.status(now)
         if status is not LadderStatus.OPEN:
             raise Refused(why)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from arena.course.config.sections import Legal, Phase, Score
 from arena.course.db.states import SubmissionStatus
-from arena.course.db.store import iso, utc_now
+from arena.course.db.store import iso
 from arena.course.season.archives import Refused
 from arena.course.season.games import PlayerStopped
 from arena.match.records import GameRecord
@@ -119,7 +119,7 @@ def due(course: Course, now: datetime | None = None) -> list[Check]:
     before the phase's deadline plus its extension, or before `now`) that has no verdict yet,
     each once: nearest deadline first (a deadline passed comes before one ahead), then oldest
     submission."""
-    now = now or utc_now()
+    now = now or course.clock.now()
     season = course.config.season
     wanted = [(phase, requirements(course, phase)) for phase in season.phases]
     wanted = [(phase, needs) for phase, needs in wanted if needs]
@@ -180,13 +180,15 @@ def cut_short(store: Store) -> int:
 
 # --- running them ---
 
-def run_pending(course: Course, clock: Callable[[], datetime] = utc_now,
+def run_pending(course: Course, clock: Callable[[], datetime] | None = None,
                 stopping: Callable[[], bool] = lambda: False,
                 told: Callable[[str], None] | None = None) -> int:
     """Run the checks due (`due`, asked again after each one: a version that
     qualified meanwhile takes its place in the order) until none is left or `stopping()`; how many
     ran. A check that fails for a reason of ours is logged and left for the next round (a stopped
-    server's: the round ends); `told(line)` hears of each check as it starts and ends."""
+    server's: the round ends); `told(line)` hears of each check as it starts and ends. `clock`:
+    what "now" is (default: the course's clock)."""
+    clock = clock or course.clock.now
     ran = 0
     failed: set[tuple[int, str]] = set()
     with course.phase_lock:
@@ -233,7 +235,7 @@ def keep(store: Store, submission_id: int, key: str, found: Found) -> None:
         db.execute("INSERT OR REPLACE INTO phase_checks (submission_id, requirement, passed, evidence, "
                    "game_ids, disagreements, value, checked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                    (submission_id, key, int(passed), evidence, json.dumps(ids), json.dumps(disagreements),
-                    value, iso(utc_now())))
+                    value, iso(store.clock.now())))
         db.execute("DELETE FROM phase_check_runs WHERE submission_id = ? AND requirement = ?",
                    (submission_id, key))
 
@@ -259,7 +261,7 @@ def run_check(course: Course, check: Check) -> Found:
                    "total) VALUES (?, ?, ?, 1, ?, 0, ?) ON CONFLICT (submission_id, requirement) DO UPDATE "
                    "SET started = excluded.started, attempts = attempts + 1, pid = excluded.pid, done = 0, "
                    "total = excluded.total",
-                   (check.submission_id, check.key, iso(utc_now()), os.getpid(), total))
+                   (check.submission_id, check.key, iso(course.clock.now()), os.getpid(), total))
     sub = store.submission_row(check.submission_id)
     try:
         if check.kind == LEGAL:
@@ -364,7 +366,7 @@ def recheck(course: Course, student_id: str, phase_name: str | None = None,
     phase only) for `student_id`, so that they run again (the course's phase listeners are told);
     the verdicts dropped. Refused for an unknown student or phase, or when there is nothing to
     check again (no version judged, no check asked for, or its check is still to run)."""
-    now = now or utc_now()
+    now = now or course.clock.now()
     season = course.config.season
     if course.student(student_id) is None:
         raise Refused(f"no student {student_id!r} in the roster")

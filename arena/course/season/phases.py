@@ -166,12 +166,11 @@ def phase_results(course: Course, now: datetime | None = None, *,
     Plays nothing: a score or move-generation check without a verdict yet (the background runs it:
     arena/course/background/phase_checks.py) is pending, its progress in the evidence.
     (`evaluate`: gone, only False is taken.)"""
-    from arena.course.db.store import utc_now
 
     if evaluate:
         raise ValueError("phase_results plays nothing: the phase checks run in the background "
                          "(arena.course.background.phase_checks.run_pending)")
-    now = now or utc_now()
+    now = now or course.clock.now()
     s = course.config.season
     running = phase_checks.progress(course.store)
     return [_judge(course, phase, student.id, phase.deadline + s.extension_for(student.id), now, running)

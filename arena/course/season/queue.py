@@ -13,7 +13,6 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from arena.course.db.states import FinalState, SubmissionStatus
-from arena.course.db.store import utc_now
 from arena.course.season import final, phases
 
 if TYPE_CHECKING:
@@ -118,7 +117,7 @@ class QueueView:
 def queue_view(course: Course, now: datetime | None = None,
                in_flight: list[InFlight] | None = None) -> QueueView:
     """The course's queues at `now`: `in_flight` defaults to the running game player's snapshot."""
-    now = now or utc_now()
+    now = now or course.clock.now()
     jobs = queued_jobs(course, now)
     counts = {s.value: sum(1 for j in jobs if j.status == s)
               for s in (SubmissionStatus.QUEUED, SubmissionStatus.BUILDING, SubmissionStatus.TESTING)}
