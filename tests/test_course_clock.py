@@ -192,7 +192,7 @@ def test_the_server_warns_and_every_page_shows_a_banner_while_rehearsing(tmp_pat
     server = Server(directory, "--unsafe-no-sandbox")  # no bot runs: the pages only
     try:
         said = server.errors()
-        assert "arena course serve: WARNING: REHEARSAL CLOCK: the course's time is 2026-01-10T09:00:0" in said
+        assert "arena course: WARNING: REHEARSAL CLOCK: the course's time is 2026-01-10T09:00:0" in said
         assert f"`arena course clock {directory} real` returns to real time" in said
         code, out, err = arena("course", "staff", "add", str(directory), "teacher", "--url", server.url)
         assert code == 0, err
@@ -222,7 +222,7 @@ def test_the_server_warns_and_every_page_shows_a_banner_while_rehearsing(tmp_pat
         assert "2026-01-11 09:00:0" in staff.get("/staff").text
         code, _, err = arena("course", "clock", str(directory), "real")
         assert code == 0, err
-        wait_until(lambda: "arena course serve: the rehearsal clock ended: real time" in server.errors(), 30,
+        wait_until(lambda: "arena course: the rehearsal clock ended: real time" in server.errors(), 30,
                    "the server did not say the clock ended")
         assert 'id="rehearsal-clock"' not in staff.get("/staff").text
         assert 'id="rehearsal-clock"' not in student.get("/me/season").text

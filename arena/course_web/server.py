@@ -142,7 +142,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         print(f"arena course: {warning}", file=sys.stderr)
     rehearsal = course.clock.warning()
     if rehearsal:  # never left on unnoticed: the server's first words, the staff pages' banner
-        print(f"arena course serve: {rehearsal}", file=sys.stderr, flush=True)
+        print(f"arena course: {rehearsal}", file=sys.stderr, flush=True)
     workers.start()
     if ladder is not None:
         ladder.start()

@@ -47,7 +47,7 @@ class ClockWatch(Loop):
             return False
         self._seen = found
         said = self.course.clock.warning() if found is not None else "the rehearsal clock ended: real time"
-        print(f"arena course serve: {said}", file=self.out or sys.stderr, flush=True)
+        print(f"arena course: {said}", file=self.out or sys.stderr, flush=True)
         self.changes += 1
         for wake in self.wakes:
             wake()
