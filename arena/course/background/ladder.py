@@ -22,12 +22,12 @@ log = logging.getLogger(__name__)
 
 class LadderRunner(Loop):
     """Every `interval_s` (default `[ladder] poll_s`), or at once when woken (a student asked for a
-    game: `Course.ladder_listeners`), asks `Ladder.due` for what is due and plays it one ladder
-    game at a time through `play` (default: the course's game player, `Course.play`), recording
-    each; a game lost on time under load is played again, as judged games are (jobs.play_judged,
-    at most jobs.LOAD_REPLAYS times). A game that cannot be played is marked errored; nothing a
-    bot does stops it. On `start()` games a stopped server left scheduled are given up (their
-    entrants are owed them again)."""
+    game: `Course.ladder_listeners`; a rehearsal clock moved: background/clock_watch.py), asks
+    `Ladder.due` for what is due and plays it one ladder game at a time through `play` (default:
+    the course's game player, `Course.play`), recording each; a game lost on time under load is
+    played again, as judged games are (jobs.play_judged, at most jobs.LOAD_REPLAYS times). A game
+    that cannot be played is marked errored; nothing a bot does stops it. On `start()` games a
+    stopped server left scheduled are given up (their entrants are owed them again)."""
 
     def __init__(self, course: Course, interval_s: float | None = None, play: PlayGames | None = None,
                  clock: Callable[[], datetime] | None = None) -> None:

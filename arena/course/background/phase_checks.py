@@ -3,8 +3,9 @@ move-generation checks the phases need (arena.course.season.phase_checks.due), o
 time, nearest deadline first, so that no page or command ever plays a game.
 
 It runs a round when started (checks a stopped server cut short run again), when woken (a
-submission's job ended, staff asked for a check again: `Course.phase_listeners`), at each phase's
-deadline and each deadline plus an extension, and every `poll_s` seconds. Submissions come first:
+submission's job ended, staff asked for a check again: `Course.phase_listeners`; a rehearsal clock
+moved: background/clock_watch.py), at each phase's deadline and each deadline plus an extension
+(on the course's clock), and every `poll_s` seconds. Submissions come first:
 while one waits to be built or qualified (a deadline's rush) no check starts, so that the checks
 take neither the game player's places nor the machine from the students waiting for a status. A round is
 `phase_checks.run_pending`, which `arena course phases DIR --wait` runs itself when no server
