@@ -10,7 +10,9 @@ sign-in has hashed a password.
 """
 from __future__ import annotations
 
+import contextlib
 import http.server
+import io
 import select
 import socket
 import threading
@@ -140,11 +142,27 @@ def test_a_body_the_app_never_reads_is_not_drained_forever(server):
 
 # --- slow clients ---
 
-def test_half_sent_requests_are_closed_and_others_served_meanwhile(server):
-    from arena.course_web.bounds import BODY_IDLE_S, HEADER_TIMEOUT_S
+HEADER_S, BODY_IDLE_S = 2.0, 3.0
+"""The slow-client server's timeouts (`--header-timeout`, `--body-idle-timeout`): short, so that the
+test does not sit out the defaults (5 s, 20 s), which bounds.py holds and docs/course.md states."""
 
+
+@pytest.fixture(scope="module")
+def impatient_server(tmp_path_factory):
+    """A second server, on a course of its own, that closes half-sent requests after HEADER_S and
+    BODY_IDLE_S."""
+    course = make_course(tmp_path_factory.mktemp("impatient") / "slow101")
+    server = Server(course, "--header-timeout", f"{HEADER_S:g}", "--body-idle-timeout", f"{BODY_IDLE_S:g}",
+                    concurrency=1)
+    yield server
+    assert server.stop() == 0, server.errors()
+
+
+def test_half_sent_requests_are_closed_and_others_served_meanwhile(impatient_server):
+    server = impatient_server
     address = host_port(server)
     held = []
+    first_connected = time.monotonic()
     for _ in range(300):
         sock = socket.create_connection(address, timeout=30)
         sock.sendall(b"GET /login HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no blank line: never finished
@@ -152,22 +170,41 @@ def test_half_sent_requests_are_closed_and_others_served_meanwhile(server):
     stalled = socket.create_connection(address, timeout=30)  # whole headers, a body that stops
     stalled.sendall(b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-"
                     b"urlencoded\r\nContent-Length: 1000\r\n\r\nid=s00")
+    body_stalled = time.monotonic()
     started = time.monotonic()
     answer = httpx.get(server.url + "/login", timeout=10)
     assert answer.status_code == 200 and time.monotonic() - started < 5
     open_ = set(held)
-    while open_ and time.monotonic() - started < HEADER_TIMEOUT_S + 10:
+    first_closed = None
+    while open_ and time.monotonic() - started < HEADER_S + 10:
         for sock in select.select(list(open_), [], [], 1)[0]:
             assert sock.recv(100) == b""  # closed, with nothing said
+            first_closed = first_closed or time.monotonic()
             open_.discard(sock)
     closed_s = time.monotonic() - started
     for sock in held:
         sock.close()
     assert not open_, f"{len(open_)} of 300 half-sent requests still open after {closed_s:.0f} s"
+    # the server's clock starts when it accepts a connection, so none closes before its deadline
+    assert first_closed - first_connected >= HEADER_S - 0.1, "a half-sent request closed before its time"
+    # within the body's idle time plus a margin that stays below the default 20 s
     assert select.select([stalled], [], [], BODY_IDLE_S + 10)[0], "the stalled body was never closed"
     assert stalled.recv(100) == b""
+    assert time.monotonic() - body_stalled >= BODY_IDLE_S - 0.1, "the stalled body was closed before its time"
     stalled.close()
     assert httpx.get(server.url + "/login", timeout=10).status_code == 200
+
+
+def test_serve_refuses_a_timeout_that_is_not_a_positive_number(tmp_path):
+    from arena.cli import main
+
+    for flag, value in (("--header-timeout", "0"), ("--body-idle-timeout", "soon"),
+                        ("--header-timeout", "inf")):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+            main(["course", "serve", str(tmp_path), flag, value])
+        assert exit_.value.code == 2 and f"argument {flag}: must be " in err.getvalue(), err.getvalue()
+        assert value in err.getvalue().splitlines()[-1]
 
 
 # --- sign-in ---

@@ -73,10 +73,11 @@ def stop(hogs: list[subprocess.Popen]) -> None:
             process.wait()
 
 
-def play(bot: BotSpec, clock: TimeControl, games: int, opponent: str = "random") -> list:
+def play(bot: BotSpec, clock: TimeControl, games: int, opponent: str = "random",
+         params: dict | None = None) -> list:
     other = BotSpec(opponent, (sys.executable, "-m", "bots", opponent))
-    spec = MatchSpec("clock", "domineering", (bot, other), clock, tuple(range(games)), params=PARAMS,
-                     limits=Limits())
+    spec = MatchSpec("clock", "domineering", (bot, other), clock, tuple(range(games)),
+                     params=PARAMS if params is None else params, limits=Limits())
     return run_match(spec)
 
 
@@ -88,8 +89,8 @@ def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_it
     clock = CPU_CLOCK
     bot = burner(0.6)
     records = []
-    while len(burner_moves(records, bot.name)) < 100:
-        records += play(bot, clock, 2)
+    while len(burner_moves(records, bot.name)) < 40:  # three games on 8x8: 43 or 44 moves
+        records += play(bot, clock, 3)
     assert [r.forfeit for r in records if r.forfeit] == []
     assert {r.clock for r in records} == {"cpu"}
     moves = burner_moves(records, bot.name)
@@ -100,7 +101,7 @@ def test_at_a_cpu_clock_a_bot_using_60_percent_never_forfeits_under_a_hog_and_it
 
 def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog):
     clock = CPU_CLOCK
-    records = play(burner(1.3), clock, 4)
+    records = play(burner(1.3), clock, 3)
     forfeits = [r.forfeit for r in records]
     assert all(f is not None and f["reason"] == Forfeit.TIMEOUT and r.players[f["seat"]] == "burner-1.3"
                for f, r in zip(forfeits, records, strict=True)), forfeits
@@ -108,11 +109,12 @@ def test_at_a_cpu_clock_a_bot_using_130_percent_always_forfeits_on_cpu_time(hog)
 
 
 def test_at_a_wall_clock_games_under_a_hog_are_marked_as_played_under_load(hog):
-    records = play(burner(1.5, 0.1), TimeControl(per_move=2.0), 1)  # 0.15 s of CPU a move, a 2 s clock
+    # 0.15 s of CPU a move, a 2 s clock, on 5x5: five or six moves of the burner
+    records = play(burner(1.5, 0.1), TimeControl(per_move=2.0), 1, params={"rows": 5, "cols": 5})
     assert [r.forfeit for r in records] == [None]
     assert all(r.loaded_moves > 0 and r.clock == "wall" for r in records), [r.loaded_moves for r in records]
     moves = burner_moves(records, "burner-1.5")
-    assert sum(m.under_load() for m in moves) >= len(moves) // 2
+    assert len(moves) >= 4 and sum(m.under_load() for m in moves) >= len(moves) // 2, moves
     assert all(m.cpu_s is not None and m.wait_s is not None for m in moves)
 
 

@@ -104,6 +104,17 @@ def check_forfeit(record, name, reason, detail):
     assert record.winner == 1 - loser and record.points(1 - loser) == 1.0
 
 
+def check_both_silent(record, name, detail):
+    """A double forfeit where the hostile bot's half is its own (NO_HELLO, `detail`) and the honest
+    bot's is only that it was slow to start (on a machine loaded by others it may miss a startup
+    limit of 1 s): never a wrong token of the honest bot's."""
+    assert record.forfeit["reason"] == "double_forfeit", record.forfeit
+    sides = {side["seat"]: side for side in record.forfeit["both"]}
+    hostile, honest = sides[record.players.index(name)], sides[1 - record.players.index(name)]
+    assert hostile["reason"] == Forfeit.NO_HELLO.value and detail in hostile["detail"], record.forfeit
+    assert honest["reason"] == Forfeit.NO_HELLO.value and "token" not in honest["detail"], record.forfeit
+
+
 def test_the_referee_memory_is_measured_first(rss_at_start):
     assert rss_at_start > 0
 
@@ -138,7 +149,10 @@ def test_each_hostile_bot_forfeits_and_its_processes_are_gone(bot, limits, reaso
                         workdir=tmp_path, startup_timeout_s=startup)
     assert [r.game_id for r in records] == ["h-g0", "h-g1"]  # the match went on after the forfeit
     for record in records:
-        check_forfeit(record, bot.name, reason, detail)
+        if reason is Forfeit.NO_HELLO and record.forfeit and record.forfeit["seat"] is None:
+            check_both_silent(record, bot.name, detail)  # a busy machine: random missed its 1 s too
+        else:
+            check_forfeit(record, bot.name, reason, detail)
         assert len(record.logs.get("0", "")) <= LOG_TAIL_CHARS + 3
         assert len(record.logs.get("1", "")) <= LOG_TAIL_CHARS + 3
     assert wait_until_none_left() == []

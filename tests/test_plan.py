@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -169,9 +168,11 @@ def _seconds(text: str) -> float:
 @pytest.mark.timing  # two runs' wall times compared: no other test may load the machine between
 def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path):
     """Before any game is stored, `plan` times a few moves of each bot: on the demo (4 bots of
-    very different speeds, 0.2 s a move) its estimate is within 2x of the run's wall time, where
-    bots using their whole clock (`--quick`) is several times too long."""
-    shutil.copy(ROOT / "examples" / "demo.toml", tmp_path / "demo.toml")
+    very different speeds, 0.2 s a move; 2 games a pairing here, not 4) its estimate is within 2x
+    of the run's wall time, where bots using their whole clock (`--quick`) is several times too long."""
+    demo = (ROOT / "examples" / "demo.toml").read_text()
+    assert "games_per_pairing = 4\n" in demo
+    (tmp_path / "demo.toml").write_text(demo.replace("games_per_pairing = 4\n", "games_per_pairing = 2\n"))
     planned = arena("tournament", "plan", "demo.toml", "--concurrency", "2", cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
     assert "a few moves of each of the 4 bots timed" in planned.stdout
@@ -181,7 +182,7 @@ def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_
     quick_s = _seconds(quick.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
     done = arena("tournament", "run", "demo.toml", "--concurrency", "2", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    wall_s = float(re.search(r"all 24 games played: 24 this run in ([0-9.]+) s", done.stderr)[1])
+    wall_s = float(re.search(r"all 12 games played: 12 this run in ([0-9.]+) s", done.stderr)[1])
     assert wall_s / 2 <= estimate_s <= wall_s * 2, (estimate_s, wall_s)
     assert quick_s > estimate_s
 

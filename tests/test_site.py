@@ -363,7 +363,7 @@ def test_narrow_screens_do_not_scroll_sideways(sites, browser, shots):
 def test_serve_shows_a_game_finished_after_the_page_was_opened(tmp_path, browser):
     path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4", games=2)
     play(path, tmp_path / "results")
-    command = [sys.executable, "-m", "arena", "serve", path.name, "--port", "0"]
+    command = [sys.executable, "-m", "arena", "serve", path.name, "--port", "0", "--poll", "0.1"]
     server = subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     try:
@@ -407,7 +407,7 @@ def test_serve_before_the_first_game_shows_the_bots_and_no_games(tmp_path):
     import httpx
 
     path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4", games=2)
-    command = [sys.executable, "-m", "arena", "serve", path.name, "--port", "0"]
+    command = [sys.executable, "-m", "arena", "serve", path.name, "--port", "0", "--poll", "0.1"]
     server = subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
     try:
@@ -420,7 +420,10 @@ def test_serve_before_the_first_game_shows_the_bots_and_no_games(tmp_path):
         assert bots and set(bots) <= {b for b in re.findall(r'name = "([^"]+)"', path.read_text())}
         games = httpx.get(match.group(0) + "games.html", timeout=10)
         assert games.status_code == 200 and "data-game=" not in games.text
-        time.sleep(1.5)  # the watcher looks again every second: it must not complain
+        live = httpx.get(match.group(0) + "live.json", timeout=10).json()
+        assert live == {"version": 0, "playing": []}
+        assert '"poll_ms": 150' in games.text  # 1.5 times --poll, for the page
+        time.sleep(0.5)  # the watcher looks again every 0.1 s: it must not complain
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -464,6 +467,7 @@ def test_bad_input_is_one_line(tmp_path, sites, capsys):
     results = sites["domineering"].parent
     for args, named in ((("publish", "nothing-here", "--results", str(tmp_path)), "nothing-here"),
                         (("serve", str(path), "--port", "70000"), "--port"),
+                        (("serve", str(path), "--poll", "0"), "--poll"),
                         (("tournament", "run", str(path), "--port", "8000"), "--serve"),
                         (("publish", str(path), "--results", str(tmp_path)), "no results yet"),
                         (("publish", str(results), "--out", str(results)), "database")):

@@ -80,9 +80,15 @@ def axe_violations(driver, source: str) -> list[dict]:
     return found
 
 
+POLL_S = 0.2
+"""`arena serve --poll` here: the watcher looks every 0.2 s and the pages ask every 0.3 s, so that the
+tests wait for what changes, not for the default second and a half."""
+
+
 def serve(path: Path) -> subprocess.Popen:
     """`arena serve` of the tournament file `path` (results under its folder) on a free port."""
-    return subprocess.Popen([sys.executable, "-m", "arena", "serve", path.name, "--port", "0"],
+    return subprocess.Popen([sys.executable, "-m", "arena", "serve", path.name, "--port", "0", "--poll",
+                             str(POLL_S)],
                             cwd=path.parent, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ENV
+from conftest import ENV, SURVIVOR_GRACE_ENV
 
 HERE = Path(__file__).resolve().parent
 
@@ -32,21 +32,21 @@ PLAIN = '''from recorder import record
 
 
 def test_one():
-    record("plain-1", 0.6)
+    record("plain-1", 0.3)
 
 
 def test_two():
-    record("plain-2", 0.6)
+    record("plain-2", 0.3)
 '''
 OTHER = '''from recorder import record
 
 
 def test_three():
-    record("plain-3", 0.6)
+    record("plain-3", 0.3)
 
 
 def test_four():
-    record("plain-4", 0.6)
+    record("plain-4", 0.3)
 '''
 TIMING = '''import pytest
 from recorder import record
@@ -55,11 +55,11 @@ pytestmark = pytest.mark.loads_machine
 
 
 def test_a():
-    record("alone-a", 0.4)
+    record("alone-a", 0.2)
 
 
 def test_b():
-    record("alone-b", 0.4)
+    record("alone-b", 0.2)
 '''
 MORE_TIMING = '''import pytest
 from recorder import record
@@ -67,16 +67,16 @@ from recorder import record
 
 @pytest.mark.loads_machine
 def test_c():
-    record("alone-c", 0.4)
+    record("alone-c", 0.2)
 
 
 @pytest.mark.timing
 def test_e():
-    record("timing-e", 0.5)
+    record("timing-e", 0.25)
 
 
 def test_d():
-    record("plain-d", 0.3)
+    record("plain-d", 0.15)
 '''
 CLOCKED = '''import pytest
 from recorder import record
@@ -84,12 +84,12 @@ from recorder import record
 
 @pytest.mark.timing
 def test_f():
-    record("timing-f", 0.5)
+    record("timing-f", 0.25)
 
 
 @pytest.mark.timing
 def test_g():
-    record("timing-g", 0.5)
+    record("timing-g", 0.25)
 '''
 LEAK = '''import subprocess
 
@@ -112,7 +112,8 @@ def _suite(tmp_path: Path, files: dict[str, str]) -> Path:
 
 
 def _run(root: Path, spans: Path) -> subprocess.CompletedProcess:
-    env = {**ENV, "SPANS": str(spans), "PYTHONPATH": os.pathsep.join([str(root), ENV["PYTHONPATH"]])}
+    env = {**ENV, "SPANS": str(spans), "PYTHONPATH": os.pathsep.join([str(root), ENV["PYTHONPATH"]]),
+           SURVIVOR_GRACE_ENV: "1"}  # the leak stays: no need to give it the suite's 10 s
     env.pop("PYTEST_XDIST_WORKER", None)  # this test may itself run on a worker
     env.pop("PYTEST_XDIST_WORKER_COUNT", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "load",
@@ -163,3 +164,73 @@ def _sleeping() -> list[int]:
         except OSError:
             continue
     return found
+
+
+class _Config:
+    """What ModuleScheduling reads of pytest's config: two workers, and the cache."""
+
+    def __init__(self, cached: dict[str, float]) -> None:
+        self.cache = self
+        self.cached = cached
+
+    def getvalue(self, name: str) -> list[str]:
+        assert name == "tx"
+        return ["2*popen"]
+
+    def get(self, key: str, default: object) -> object:
+        from scheduling import CACHE_KEY
+
+        return self.cached if key == CACHE_KEY else default
+
+
+class _Node:
+    """A worker as the scheduler sees it: what it was sent, and whether it was told to stop."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[int]] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.append(list(indices))
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_the_hogs_alone_last(tmp_path):
+    """tests/scheduling.py in-process, with two workers of its own: the `timing` tests as the first
+    unit, then modules by the seconds the cache says (longest first, the module's marked tests
+    left out of them), the `loads_machine` tests once the other worker has left; the seconds it
+    records for the cache count the marked tests apart."""
+    from scheduling import MARKED_KEY, ModuleScheduling, write_marked
+
+    collection = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_b.py::t1", "tests/test_c.py::t1",
+                  "tests/test_c.py::clocked", "tests/test_c.py::hog"]
+    marked = {"timing": ["tests/test_c.py::clocked"], "loads_machine": ["tests/test_c.py::hog"]}
+    write_marked(tmp_path, "gw0", marked)
+    write_marked(tmp_path, "gw1", marked)
+    scheduler = ModuleScheduling(_Config({"tests/test_a.py": 1.0, "tests/test_b.py": 9.0,
+                                          "tests/test_c.py": 5.0}), type("Log", (), {"arenasched": print})(),
+                                 tmp_path)
+    first, second = _Node(), _Node()
+    for node in (first, second):
+        scheduler.add_node(node)
+    for node in (first, second):
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    assert (first.sent, second.sent) == ([[4]], [[2]])  # the timing unit; test_b (9 s)
+    scheduler.mark_test_complete(first, 4, 2.0)
+    assert first.sent[-1] == [3]  # test_c without its marked tests (5 s) before test_a (1 s)
+    scheduler.mark_test_complete(second, 2, 8.0)
+    assert second.sent[-1] == [0, 1]
+    scheduler.mark_test_complete(first, 3, 4.0)
+    assert first.sent[-1] == [3] and not first.shutting_down  # it waits to run the hog alone
+    scheduler.mark_test_complete(second, 0, 0.5)
+    assert second.shutting_down and first.sent[-1] == [3]  # nothing more for the other worker
+    scheduler.mark_test_complete(second, 1, 0.5)
+    scheduler.remove_node(second)
+    assert first.sent[-1] == [5]  # alone now
+    scheduler.mark_test_complete(first, 5, 3.0)
+    assert scheduler.tests_finished
+    assert scheduler.seconds == {"tests/test_a.py": 1.0, "tests/test_b.py": 8.0, "tests/test_c.py": 4.0,
+                                 MARKED_KEY: 5.0}

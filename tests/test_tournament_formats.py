@@ -18,7 +18,7 @@ from arena.tournament import runner as tmod
 from arena.tournament.formats import swiss_rounds
 from arena.tournament.standings import compute, report_text
 from arena.tournament.store import DB_NAME, Store, StoredGame, fingerprint_change
-from tests.test_tournament import arena, rows, write
+from tests.test_tournament import _alive, _children, arena, rows, write
 
 # --- the file ---
 
@@ -203,11 +203,15 @@ def test_swiss_resumes_after_kill_9_mid_round(tmp_path):
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and _count(db) < 8:  # round 1 has 6 games
         time.sleep(0.02)
+    workers = _children(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before = rows(db)
     assert 8 <= len(before) < 24, "the run should be killed in round 2 or 3"
-    time.sleep(1.5)  # the orphaned worker notices its parent is gone and stops its match
+    deadline = time.monotonic() + 10  # the orphaned worker notices its parent is gone, stops its match
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in workers if _alive(pid)], "the orphaned worker outlived its run"
     done = arena("tournament", "run", "s.toml", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr
     after = rows(db)

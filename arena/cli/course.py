@@ -337,6 +337,12 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
     serve.add_argument("--trusted-proxy", metavar="IP[,IP...]", default=None,
                        help="the reverse proxy's address: its X-Forwarded-For names the client whose "
                             "sign-in tries are counted (default: none trusted, the client is the peer)")
+    # defaults: arena/course_web/bounds.py (not imported here: it brings the web stack)
+    serve.add_argument("--header-timeout", type=_positive_seconds, default=None, metavar="S",
+                       help="close a connection whose request line and headers are not whole S seconds "
+                            "after its first byte (default 5)")
+    serve.add_argument("--body-idle-timeout", type=_positive_seconds, default=None, metavar="S",
+                       help="close a connection whose request body sends nothing for S seconds (default 20)")
     serve.set_defaults(func=cmd_serve)
 
     invite = csub.add_parser("invite", help="write DIR/invites.csv: id, email and a one-time sign-in link "
@@ -408,6 +414,16 @@ def add_server_parsers(csub: argparse._SubParsersAction) -> None:
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -420,12 +436,13 @@ def _positive(text: str) -> int:
 
 @_server_guard
 def cmd_serve(args: argparse.Namespace) -> int:
-    """arena course serve DIR [--host H] [--port P] [--concurrency N] [--unsafe-no-sandbox]"""
+    """arena course serve DIR [--host H] [--port P] [--concurrency N] [--unsafe-no-sandbox] ..."""
     from arena.course_web import server
 
     return server.serve(Path(args.directory), args.host, args.port, args.concurrency, args.unsafe_no_sandbox,
                         https_cookies=args.https_cookies, cluster=args.cluster,
-                        trusted_proxy=args.trusted_proxy)
+                        trusted_proxy=args.trusted_proxy, header_timeout_s=args.header_timeout,
+                        body_idle_s=args.body_idle_timeout)
 
 
 @_server_guard

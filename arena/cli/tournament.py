@@ -103,6 +103,8 @@ def add_tournament_parsers(subparsers: argparse._SubParsersAction) -> None:
     srv.add_argument("--port", type=int, default=None, help=port_help)
     srv.add_argument("--out", metavar="DIR", default=None,
                      help="where the website is written (default: results/<name>/site/)")
+    srv.add_argument("--poll", type=float, default=None, metavar="S",
+                     help="look for new games every S seconds (default 1; open pages ask every 1.5 S)")
     srv.set_defaults(func=cmd_serve)
 
     sub = subparsers.add_parser("submit",
@@ -366,14 +368,15 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _site_server(results: Path, out: str | None, tournament: str, fingerprint: dict | None, port: int | None):
+def _site_server(results: Path, out: str | None, tournament: str, fingerprint: dict | None, port: int | None,
+                 poll_s: float | None = None):
     """arena.site.serve.open_server, its errors as CommandError; prints the address."""
     from arena.site.build import SiteError
     from arena.site.serve import open_server
 
     try:
         file = tournament if Path(tournament).is_file() else None
-        server = open_server(results, out, file, fingerprint, port)
+        server = open_server(results, out, file, fingerprint, port, poll_s)
     except SiteError as exc:
         raise CommandError(str(exc)) from None
     print(f"serving {server.url} (the site in {server.live.builder.out}); Ctrl-C to stop", flush=True)
@@ -389,14 +392,14 @@ def _wait_for_ctrl_c() -> None:
 
 @_guard
 def cmd_serve(args: argparse.Namespace) -> int:
-    """arena serve TOURNAMENT [--port PORT]: the site, rebuilt as games are stored, until Ctrl-C."""
+    """arena serve TOURNAMENT [--port PORT] [--poll S]: the site, rebuilt as games are stored, to Ctrl-C."""
     path = Path(args.tournament)
     if path.is_file():
         tour = config.load(path, check_commands=False)
         results, fingerprint = tour.results_dir(results_root(tour, args.results)), tour.fingerprint()
     else:
         results, fingerprint = results_dir_of(args.tournament, args.results), None
-    server = _site_server(results, args.out, args.tournament, fingerprint, args.port)
+    server = _site_server(results, args.out, args.tournament, fingerprint, args.port, args.poll)
     try:
         _wait_for_ctrl_c()
     finally:

@@ -8,6 +8,8 @@ and python-multipart never hold or spool more than the bound. `GuardedH11Protoco
 h11 protocol with two timers uvicorn lacks (its keep-alive timeout runs only between requests):
 a request's headers must be whole HEADER_TIMEOUT_S after its first byte, and a body must not
 stall for BODY_IDLE_S; otherwise the connection is closed, so half-sent requests cannot pile up.
+`guarded_protocol` makes the class with other timeouts (`arena course serve --header-timeout`,
+`--body-idle-timeout`).
 A body still coming after the answer (uvicorn reads it to throw it away) is closed past
 DRAIN_MAX_BYTES.
 """
@@ -108,11 +110,14 @@ async def too_large(send: Any, path: str, limit: int, sent: str) -> None:
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a header timeout and a body idle timeout (the module's doc)."""
 
+    header_timeout_s = HEADER_TIMEOUT_S
+    body_idle_s = BODY_IDLE_S
+
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._request_timer: asyncio.TimerHandle | None = None
         self._drained = 0
         super().connection_made(transport)
-        self._arm(HEADER_TIMEOUT_S)
+        self._arm(self.header_timeout_s)
 
     def data_received(self, data: bytes) -> None:
         if self.cycle is not None and self.cycle.response_complete and self.conn.their_state is h11.SEND_BODY:
@@ -139,10 +144,10 @@ class GuardedH11Protocol(H11Protocol):
         state = self.conn.their_state
         if state is h11.IDLE:
             if self._request_timer is None and not self.transport.is_closing():
-                self._arm(HEADER_TIMEOUT_S)
+                self._arm(self.header_timeout_s)
         elif state is h11.SEND_BODY:
             self._disarm()
-            self._arm(BODY_IDLE_S)
+            self._arm(self.body_idle_s)
         else:
             self._disarm()
 
@@ -158,3 +163,15 @@ class GuardedH11Protocol(H11Protocol):
         self._request_timer = None
         if not self.transport.is_closing():
             self.transport.close()
+
+
+def guarded_protocol(header_timeout_s: float | None = None,
+                     body_idle_s: float | None = None) -> type[GuardedH11Protocol]:
+    """GuardedH11Protocol with these timeouts (seconds, each > 0; None: HEADER_TIMEOUT_S,
+    BODY_IDLE_S), for uvicorn's `http=`."""
+    header_timeout_s = HEADER_TIMEOUT_S if header_timeout_s is None else header_timeout_s
+    body_idle_s = BODY_IDLE_S if body_idle_s is None else body_idle_s
+    if not (header_timeout_s > 0 and body_idle_s > 0):
+        raise ValueError(f"timeouts must be positive, got {header_timeout_s} and {body_idle_s}")
+    return type("GuardedH11Protocol", (GuardedH11Protocol,),
+                {"header_timeout_s": header_timeout_s, "body_idle_s": body_idle_s})

@@ -98,11 +98,14 @@ def _dask_backend(address: str) -> Callable[[], object]:
 
 def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, concurrency: int = 1,
           unsafe_no_sandbox: bool = False, https_cookies: bool = False, out: TextIO = sys.stdout,
-          cluster: str | None = None, trusted_proxy: str | None = None) -> int:
+          cluster: str | None = None, trusted_proxy: str | None = None,
+          header_timeout_s: float | None = None, body_idle_s: float | None = None) -> int:
     """Serve the course in `directory` until SIGTERM or SIGINT; returns the exit code (0).
     `cluster`: a Dask cluster's address (or local:N) to play the games on, instead of a local pool
     of `concurrency` workers. `trusted_proxy`: the address(es) of the reverse proxy whose
     X-Forwarded-For names the client (comma-separated); without it the client is the peer.
+    `header_timeout_s`, `body_idle_s`: how long a request's headers may take and its body may stall
+    before the connection is closed (None: bounds.HEADER_TIMEOUT_S, bounds.BODY_IDLE_S).
     ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
@@ -113,9 +116,10 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     from arena.course.background.submissions import Workers
     from arena.course.course import Course
     from arena.course.db.accounts import Accounts
+    from arena.course_web import bounds
     from arena.course_web.app import create_app
-    from arena.course_web.bounds import GuardedH11Protocol
 
+    protocol = bounds.guarded_protocol(header_timeout_s, body_idle_s)
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
@@ -135,7 +139,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     serve_lock.tell_address(lock, f"http://{shown}:{bound_port}/")
     # the client's address counts sign-in tries: it is the peer's unless a proxy is trusted
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=10, http=GuardedH11Protocol,
+                            timeout_graceful_shutdown=10, http=protocol,
                             proxy_headers=bool(trusted_proxy), forwarded_allow_ips=trusted_proxy or None)
     server = uvicorn.Server(config)
     if warning:

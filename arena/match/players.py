@@ -44,9 +44,10 @@ BYE_GRACE_S = 0.5
 """After `bye`, how long the bots may take to exit before their process groups are killed (seconds)."""
 CRASH_CHECK_S = 0.05
 """While waiting for a message, how often the referee checks that the bots' processes still run (seconds)."""
-DROP_EXIT_WAIT_S = 0.2
+DROP_EXIT_WAIT_S = 1.0
 """When a bot's connection drops, how long the referee waits to see whether its process exited
-(a crash) before it calls it a dropped connection (seconds)."""
+(a crash) before it calls it a dropped connection (seconds): a process that dies closes its socket
+first, and on a busy machine its exit (a sandbox's, after freeing 256 MB) came 0.2 s later."""
 NOTE_MAX_CHARS = 200
 """What the referee keeps of a message it could not use from a peer without hello (characters)."""
 PRINTED_LINES = 8

@@ -26,17 +26,21 @@ from arena.tournament.store import DB_NAME
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 POLL_S = 1.0
-"""How often the watcher looks at the database (seconds)."""
+"""How often the watcher looks at the database (seconds; `arena serve --poll S`)."""
 PAGE_POLL_MS = 1500
-"""How often a served page asks live.json whether a game was added (milliseconds)."""
+"""How often a served page asks live.json whether a game was added (milliseconds), at POLL_S: with
+another poll, the same 1.5 times it."""
 
 
 class LiveSite:
     """The builder plus what the server needs: a version that changes when the site did."""
 
-    def __init__(self, builder: SiteBuilder, log: TextIO | None = sys.stderr) -> None:
+    def __init__(self, builder: SiteBuilder, log: TextIO | None = sys.stderr, poll_s: float = POLL_S) -> None:
         self.builder = builder
         self.log = log
+        self.poll_s = poll_s
+        self.page_poll_ms = round(PAGE_POLL_MS * poll_s / POLL_S)
+        """How often the served pages ask live.json (milliseconds)."""
         self.version = 0
         self.playing: list[dict] = []
         """The games in progress (model.playing_game), the last stored games left out."""
@@ -99,9 +103,9 @@ class LiveSite:
         """What /live.json answers."""
         return {"version": self.version, "playing": self.playing}
 
-    def start_watching(self, poll_s: float = POLL_S) -> None:
+    def start_watching(self) -> None:
         def loop() -> None:
-            while not self._stop.wait(poll_s):
+            while not self._stop.wait(self.poll_s):
                 self.refresh()
 
         self._thread = threading.Thread(target=loop, name="arena-site-watch", daemon=True)
@@ -133,7 +137,7 @@ class _Handler(SimpleHTTPRequestHandler):
             except (OSError, UnicodeDecodeError):
                 super().do_GET()
                 return
-            live = json.dumps({"poll_ms": PAGE_POLL_MS, "version": version})
+            live = json.dumps({"poll_ms": self.live.page_poll_ms, "version": version})
             hook = f"<script>window.ARENA_LIVE = {live};</script>\n</head>"
             self._send(text.replace("</head>", hook, 1).encode("utf-8"), "text/html; charset=utf-8")
             return
@@ -158,8 +162,8 @@ class SiteServer:
     """The live site and its HTTP server; `start()` runs both in threads, `stop()` ends them."""
 
     def __init__(self, builder: SiteBuilder, port: int = DEFAULT_PORT,
-                 log: TextIO | None = sys.stderr) -> None:
-        self.live = LiveSite(builder, log)
+                 log: TextIO | None = sys.stderr, poll_s: float = POLL_S) -> None:
+        self.live = LiveSite(builder, log, poll_s)
         self.live.refresh()
         handler = type("Handler", (_Handler,), {"live": self.live})
         self.httpd = ThreadingHTTPServer((HOST, port), partial(handler, directory=str(builder.out)))
@@ -184,16 +188,20 @@ class SiteServer:
 
 
 def open_server(results_dir: Path, out: str | Path | None = None, tournament_file: str | Path | None = None,
-                fingerprint: dict | None = None, port: int | None = None) -> SiteServer:
+                fingerprint: dict | None = None, port: int | None = None,
+                poll_s: float | None = None) -> SiteServer:
     """A started server of the site of `results_dir` (written to `out`, default results_dir/site/);
-    `fingerprint` (the tournament file's) stands in until the first game is stored. SiteError names
-    a bad port or directory."""
+    `fingerprint` (the tournament file's) stands in until the first game is stored; `poll_s`: how
+    often it looks for new games (default POLL_S). SiteError names a bad port, poll or directory."""
     port = DEFAULT_PORT if port is None else port
     if not 0 <= port <= 65535:
         raise SiteError(f"--port must be 0..65535, got {port}")
+    poll_s = POLL_S if poll_s is None else poll_s
+    if not 0.05 <= poll_s <= 3600:
+        raise SiteError(f"--poll must be 0.05..3600 seconds, got {poll_s:g}")
     site = check_out(out if out is not None else default_out(results_dir), results_dir)
     builder = SiteBuilder(results_dir, site, tournament_file, fingerprint)
     try:
-        return SiteServer(builder, port).start()
+        return SiteServer(builder, port, poll_s=poll_s).start()
     except OSError as exc:
         raise SiteError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from None

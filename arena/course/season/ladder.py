@@ -38,6 +38,7 @@ import shlex
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
@@ -131,7 +132,7 @@ class _Entrant:
     def ordinal(self) -> float:
         return self.mu - 3 * self.sigma
 
-    @property
+    @cached_property
     def command(self) -> tuple[str, ...]:
         return tuple(shlex.split(self.command_line))
 
@@ -358,7 +359,7 @@ class Ladder:
             if not owed:  # and it never will be again this round: its games only grow
                 continue
             near = by_rating.of(entrant)  # never none: the pool holds two entrants or more
-            pair(entrant, min(near, key=lambda e: (e.recent, near.index(e))))
+            pair(entrant, min(enumerate(near), key=lambda n_e: (n_e[1].recent, n_e[0]))[1])
             heapq.heappush(waiting, (entrant.recent, key))
         return pairs
 
