@@ -201,3 +201,27 @@ def submitted_id(answer) -> int:
     """The new submission's id from the form's redirect (/me?submitted=ID)."""
     assert answer.status_code == 303, answer.text[-2000:]
     return int(answer.headers["location"].rsplit("=", 1)[1])
+
+
+PHASE_CHECKS_TIMEOUT_S = 300.0
+
+
+def wait_phase_checks(directory: Path, timeout: float = PHASE_CHECKS_TIMEOUT_S) -> None:
+    """Wait until no phase check is due on the course in `directory` (the running server's
+    background thread ran them all: arena/course/background/phase_checks.py); AssertionError,
+    naming those left, after `timeout` seconds."""
+    from arena.course.course import Course
+    from arena.course.season.phase_checks import due
+
+    course = Course(directory)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = due(course)
+            if not left:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"phase checks still due after {timeout} s: {', '.join(map(str, left))}")
+            time.sleep(0.2)
+    finally:
+        course.close()

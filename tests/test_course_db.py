@@ -98,3 +98,33 @@ def test_invites_are_written_whole_and_private(tmp_path: Path):
     assert lines[0] == "id,email,link" and lines[1].startswith("s1,ada@example.org,http://127.0.0.1:8000/invite/")
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_active_rows_agree_with_the_staff_table(tmp_path):
+    """Store.active_rows (one query, for the ladder) names the same active version as
+    Course.rows: the chosen one while qualified, else the latest qualified; none without one."""
+    from datetime import UTC, datetime, timedelta
+
+    from arena.course.course import Student, StudentRow, _student_row
+    from arena.course.db.store import NewSubmission
+
+    store = Store(tmp_path)
+    store.sync_students([Student(f"s{n}", f"S {n}", f"s{n}@example.org", "") for n in range(5)])
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    plans = {"s0": ["qualified", "qualified", "failed"], "s1": ["qualified", "qualified"],
+             "s2": ["failed"], "s3": [], "s4": ["qualified", "queued"]}
+    ids: dict[str, list[int]] = {}
+    for sid, statuses in plans.items():
+        for n, status in enumerate(statuses):
+            new = NewSubmission(sid, "bot.py", "v1", "file", "0" * 64, 1)
+            ids.setdefault(sid, []).append(store.add_submission(new, now + timedelta(minutes=n), 0))
+            if status != "queued":
+                store.finish(ids[sid][-1], status)
+    store.set_chosen("s1", ids["s1"][0])  # an older version chosen
+    store.set_chosen("s0", ids["s0"][2])  # a failed one chosen: the latest qualified counts
+    store.set_disabled("s4", True)
+    table: list[StudentRow] = [_student_row(s, store.submission_rows(s["id"])) for s in store.student_rows()]
+    expected = {r.student.id: r.active_id for r in table if r.active_id is not None}
+    found = {r["student_id"]: r["id"] for r in store.active_rows()}
+    assert found == expected == {"s0": ids["s0"][1], "s1": ids["s1"][0], "s4": ids["s4"][0]}
+    assert [r["disabled"] for r in store.active_rows()] == [0, 0, 1]

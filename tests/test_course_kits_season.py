@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 from conftest import require
-from course_helpers import Server, arena, csrf_of, invite_links, make_course, signed_in, submitted_id
+from course_helpers import (
+    Server,
+    arena,
+    csrf_of,
+    invite_links,
+    make_course,
+    signed_in,
+    submitted_id,
+    wait_phase_checks,
+)
 from test_course_engine import kit_zip
 
 from arena.cell import sandbox
@@ -87,6 +96,8 @@ def played(tmp_path_factory):
         for sid, _ in STUDENTS:
             rows = clients[sid].get("/me/submissions.json").json()["submissions"]
             assert rows and rows[0]["status"] == "qualified", (sid, rows, server.errors())
+        wait_phase_checks(directory)  # the server's thread runs the move-generation checks
+        for sid, _ in STUDENTS:
             seasons[sid] = clients[sid].get("/me/season.json").json()
         pages = {sid: clients[sid].get("/me/season").text for sid, _ in STUDENTS}
         yield seasons, pages, channel

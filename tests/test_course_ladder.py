@@ -1,41 +1,51 @@
 """The course's ladder (arena/course/season/ladder.py) and copying check (arena/course/season/similarity.py).
 
 The scheduler is driven by a fake clock with games decided by known strengths (no processes):
-placement first, every active bot served at least its share of games an hour, nothing handed out
-twice, openskill's order after decided games. Then real ladder games, sandboxed, played by the
-server's LadderRunner; unrated games asked for and their rate limit;
+placement first, every active bot served at least its share of games an hour (the reference bots
+too), nothing handed out twice, openskill's order after decided games. The same code uploaded again
+keeps its rating; the ladder pauses while the final is played and ends at `[ladder] until`; a game
+lost on time under load is played again, not rated. Then real ladder games, sandboxed, played by
+the server's LadderRunner; unrated games asked for and their rate limit;
 and the similarity check over students' uploads: a renamed, reformatted copy at the top while two
 bots built on the same starter kit are not flagged."""
 from __future__ import annotations
 
+import io
 import shlex
 import sys
 import time
+import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from conftest import require
-from course_helpers import Server, arena
+from course_helpers import Server, arena, invite_links, signed_in
 
 from arena.cell import sandbox
+from arena.course.background.ladder import LadderRunner
 from arena.course.config.course_toml import CourseError
 from arena.course.course import Course
+from arena.course.db.states import LadderStatus
+from arena.course.season import final, jobs
 from arena.course.season.archives import Refused
 from arena.course.season.ladder import Ladder
 from arena.course.season.similarity import similar_pairs
-from arena.match.records import GameRecord
+from arena.match.records import Forfeit, GameRecord
 from arena.match.spec import MatchSpec
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 KIT = Path(__file__).resolve().parents[1] / "examples" / "kits" / "python-stdio" / "bot.py"
 
 
-def make_course(directory: Path, students: int, ladder: str = "", time_s: float = 0.2) -> Path:
-    """A Domineering 4x4 course of `students` students s1..sN and a `[ladder]` of `ladder`'s lines."""
+def make_course(directory: Path, students: int, ladder: str = "", time_s: float = 0.2,
+                head: str = "") -> Path:
+    """A Domineering 4x4 course of `students` students s1..sN and a `[ladder]` of `ladder`'s lines
+    (`head`: more top-level keys)."""
     directory.mkdir()
     (directory / "course.toml").write_text(
-        f'game = "domineering"\ntime = {time_s}\nupload_interval_s = 0\n[params]\nrows = 4\ncols = 4\n'
+        f'game = "domineering"\ntime = {time_s}\nupload_interval_s = 0\n{head}\n'
+        "[params]\nrows = 4\ncols = 4\n"
         f"[ladder]\n{ladder}\n")
     lines = "".join(f"s{n},Student {n},s{n}@example.org,\n" for n in range(1, students + 1))
     (directory / "roster.csv").write_text("id,name,email,group\n" + lines)
@@ -78,17 +88,21 @@ def test_placement_fair_share_and_order_with_a_fake_clock(tmp_path):
     # known strengths: the students s1 (weakest) .. s6, random below them all, alphabeta above
     strength = {"random": 0, "greedy": 3.5, "alphabeta": 10, **{f"s{n}-v1": n for n in range(1, 7)}}
     cut = ladder.due(T0)
-    assert ladder.due(T0) == []  # handed out once
     assert ladder.abandon_scheduled() == len(cut) == 12  # a server stopped before playing them...
     first = ladder.due(T0)  # ...owes them again on its next start
     assert [[b.name for b in s.bots] for s in first] == [[b.name for b in s.bots] for s in cut]
-    assert ladder.due(T0) == []
     # placement: each new version plays the reference bots in the order listed, weakest first
     by_bot: dict[str, list[str]] = {}
     for spec in first:
         assert spec.game_numbers == (0, 1) and len(spec.openings) == 1  # both seats, one paired opening
         by_bot.setdefault(spec.bots[0].name, []).append(spec.bots[1].name)
     assert by_bot == {f"s{n}-v1": ["random", "greedy"] for n in range(1, 7)}
+    # the students placed (their games handed out), the reference bot none of them met plays its
+    # own placement games (2 pairs) against its nearest in rating
+    champion = ladder.due(T0)
+    assert [s.bots[0].name for s in champion] == ["alphabeta", "alphabeta"], champion
+    assert ladder.due(T0) == []  # handed out once
+    first += champion
     played: list[tuple[datetime, str, str]] = []
 
     def play(specs: list[MatchSpec], now: datetime) -> None:
@@ -121,10 +135,18 @@ def test_placement_fair_share_and_order_with_a_fake_clock(tmp_path):
                 games[name] += 2
     assert min(games.values()) >= 12, games
     assert max(games.values()) <= 24, games
+    # the reference bots are owed their share too, the champion above every student included (it
+    # was met only as a rating neighbour: 4 games by the trial season's last deadline)
+    references = {name: sum(2 for a, b in last_hour if name in (a, b))
+                  for name in ("random", "greedy", "alphabeta")}
+    assert min(references.values()) >= 12, references
     # openskill after decided games: the students in the order of their strengths, the bots too
     table = ladder.table(now)
     students = [row.bot for row in table if row.student_id]
-    assert students == ["s6-v2", "s5-v1", "s4-v1", "s3-v1", "s2-v1", "s1-v1"], table
+    truth = ["s6-v2", "s5-v1", "s4-v1", "s3-v1", "s2-v1", "s1-v1"]
+    # in the order of their strengths, but for at most one swap of neighbours after 2 hours: the
+    # reference bots' own games go to their nearest (random's mostly to s1: easy wins)
+    assert students[0] == truth[0] and spearman([truth.index(b) for b in students]) >= 0.94, table
     true_rank = {bot: n for n, bot in enumerate(sorted((r.bot for r in table), key=lambda b: -strength[b]))}
     assert spearman([true_rank[r.bot] for r in table]) >= 0.9, table  # the reference bots too
     assert all(row.placed and row.games >= 4 for row in table)
@@ -167,7 +189,9 @@ def test_bad_ladder_keys_are_one_line_errors(tmp_path):
     for n, (text, key) in enumerate([("games_per_hour = 0", "ladder.games_per_hour"),
                                      ('reference = ["random", "nobody"]', "ladder.reference"),
                                      ('model = "elo"', "ladder.model"), ("colour = 1", "ladder.colour"),
-                                     ('openings = "random:x"', "ladder.openings")]):
+                                     ('openings = "random:x"', "ladder.openings"),
+                                     ('until = "after the exams"', "ladder.until"),
+                                     ("until = 2027-01-10T12:00:00", "ladder.until")]):
         with pytest.raises(CourseError) as caught:  # the course refuses it at load (the openings: the ladder)
             Ladder(Course(make_course(tmp_path / f"c{n}", 1, text), sandbox="off"))
         message = str(caught.value)
@@ -345,3 +369,178 @@ def test_a_double_forfeit_on_the_ladder_is_worth_nothing_to_either_bot(tmp_path)
     game = next(g for g in ladder.games("s1") if g.id == asked)
     assert (game.state, game.score) == ("done", 0.0)
     course.close()
+
+
+def zipped(files: list[tuple[str, str]], year: int) -> bytes:
+    """An archive of `files` (name, text), in that order, every member dated in `year`."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for name, text in files:
+            info = zipfile.ZipInfo(name, date_time=(year, 1, 2, 3, 4, 5))
+            info.external_attr = (0o755 if name == "build.sh" else 0o644) << 16
+            z.writestr(info, text)
+    return out.getvalue()
+
+
+def rating(ladder: Ladder, now: datetime) -> dict[str, tuple[float, float, int, bool]]:
+    """Bot -> (mu, sigma, games, placed) on the table at `now`."""
+    return {r.bot: (r.mu, r.sigma, r.games, r.placed) for r in ladder.table(now)}
+
+
+def test_the_same_code_uploaded_again_keeps_its_entrant_and_rating(tmp_path):
+    """Uploading the same code again (to add a report, or zipped anew) made a new entrant at the
+    prior rating, to climb again from its placement; it takes its previous entrant's rating and
+    games over (its history goes on), while new code starts afresh."""
+    course = Course(make_course(tmp_path / "c", 2, "placement_games = 2\ngames_per_hour = 12\n"),
+                    sandbox="off")
+    ladder = Ladder(course)
+    kit = [("build.sh", "#!/bin/sh\necho python3 bot.py\n"), ("bot.py", "print('mine')\n")]
+    greedy, random_bot = [sys.executable, "-m", "bots", "greedy"], [sys.executable, "-m", "bots", "random"]
+    activate(course, "s1", greedy, zipped(kit, 2025), "bot.zip")
+    activate(course, "s2", random_bot, b"print('two')\n")
+    strength = {"random": 0, "greedy": 1, "alphabeta": 5, "s1-v1": 3, "s1-v2": 3, "s1-v3": 3, "s2-v1": 2,
+                "s2-v2": 2}
+    for minute in range(30):
+        now = T0 + timedelta(minutes=minute)
+        for spec in ladder.due(now):
+            ladder.record(decided(spec, strength), now)
+    later = T0 + timedelta(minutes=30)
+    before = rating(ladder, later)
+    assert before["s1-v1"][2] >= 4 and before["s1-v1"][0] > 25, before
+    # s1's files zipped again, in another order, dated otherwise; s2's very file again
+    activate(course, "s1", greedy, zipped(kit[::-1], 2026), "again.zip", now=later)
+    activate(course, "s2", random_bot, b"print('two')\n", now=later)
+    after = rating(ladder, later)
+    assert "s1-v1" not in after and after["s1-v2"] == before["s1-v1"], (before, after)
+    assert after["s2-v2"] == before["s2-v1"] and after["s1-v2"][3], after
+    assert not {spec.bots[0].name for spec in ladder.due(later)} & {"s1-v2", "s2-v2"}  # no placement
+    for spec in ladder.due(later + timedelta(minutes=10)):
+        ladder.record(decided(spec, strength), later + timedelta(minutes=10))
+    moved = rating(ladder, later + timedelta(minutes=10))["s1-v2"]
+    assert moved[2] > before["s1-v1"][2] and len(ladder.history("s1")) == moved[2]  # one history
+    # new code: a new entrant, from the prior rating and its placement games
+    newer = later + timedelta(minutes=20)
+    better = zipped([kit[0], ("bot.py", "print('better')\n")], 2026)
+    activate(course, "s1", greedy, better, "bot.zip", now=newer)
+    fresh = rating(ladder, newer)["s1-v3"]
+    assert fresh[2:] == (0, False) and abs(fresh[0] - 25) < 1e-9, fresh
+    assert [b.name for b in ladder.due(newer)[0].bots] == ["s1-v3", "random"]  # its placement first
+
+
+def test_the_ladder_pauses_while_the_final_is_played_and_ends_at_its_until(tmp_path):
+    """The trial's ladder played 56 games during the final, competing with it for the CPU, and went
+    on after the season. It pauses while a run of the final is under way (started, not finished)
+    and ends at `[ladder] until`, by default the course's last deadline."""
+    deadline = T0 + timedelta(hours=3)
+    directory = make_course(tmp_path / "c", 2, "placement_games = 2\n",
+                            head=f"deadline = {deadline.isoformat()}")
+    course = Course(directory, sandbox="off")
+    activate(course, "s1", [sys.executable, "-m", "bots", "random"])
+    activate(course, "s2", [sys.executable, "-m", "bots", "greedy"])
+    ladder = Ladder(course)
+    hour = T0 + timedelta(hours=1)
+    assert ladder.status(T0) == (LadderStatus.OPEN, "") and ladder.due(T0)
+    final._begin(course, rerun=False)  # run 1 started, not finished: as a server stopped mid-final leaves it
+    assert ladder.status(hour) == (LadderStatus.PAUSED, "the ladder is paused while the final is played "
+                                   "(run 1), so that the final has the machine: it goes on once the final "
+                                   "has finished")
+    assert ladder.due(hour) == []
+    with pytest.raises(Refused, match=r"^the ladder is paused while the final is played \(run 1\)"):
+        ladder.request("s1", "greedy", now=hour)
+    assert final.run_final(course).state == "finished"  # played to its end: the ladder goes on
+    assert ladder.status(hour)[0] is LadderStatus.OPEN and ladder.due(hour)
+    ended = (LadderStatus.ENDED, f"the ladder ended at {deadline.isoformat()} (the course's last deadline): "
+                                 "its ratings are final")
+    assert ladder.status(deadline) == ended and ladder.due(deadline) == []
+    with pytest.raises(Refused, match="the ladder ended at"):
+        ladder.request("s1", "greedy", now=deadline)
+    until = T0 + timedelta(hours=2)
+    with open(directory / "course.toml", "a") as f:
+        f.write(f"until = {until.isoformat()}\n")  # in [ladder], the file's last section
+    ladder = Ladder(Course(directory, sandbox="off"))
+    assert ladder.status(until - timedelta(seconds=1))[0] is LadderStatus.OPEN
+    assert ladder.status(until)[1] == (f"the ladder ended at {until.isoformat()} ([ladder] until): its "
+                                       "ratings are final")
+    code, out, err = arena("course", "ladder", str(directory))  # today is past `until`
+    assert code == 0 and out.splitlines()[-1] == ladder.status(until)[1], (out, err)
+
+
+def test_the_ladder_page_says_it_is_paused_and_why(tmp_path):
+    require(sandbox.unavailable_reason() is None, f"bots cannot be sandboxed: {sandbox.unavailable_reason()}")
+    directory = make_course(tmp_path / "c", 2, "placement_games = 2\npoll_s = 0.2\n")
+    course = Course(directory)
+    activate(course, "s1", [sys.executable, "-m", "bots", "random"])
+    activate(course, "s2", [sys.executable, "-m", "bots", "greedy"])
+    final._begin(course, rerun=False)  # a final under way (no [final]: the server leaves it to staff)
+    server = Server(directory)
+    try:
+        page = signed_in(server.url, invite_links(directory, server.url)["s1"]).get("/ladder").text
+    finally:
+        assert server.stop() == 0
+    assert 'id="ladder-status" data-status="paused"' in page, page
+    assert "the ladder is paused while the final is played (run 1)" in page
+    assert 'action="/ladder/request"' not in page and "Not while the ladder is paused." in page
+    assert Ladder(Course(directory)).games() == []  # nothing played meanwhile
+
+
+def lost_on_time_under_load(spec: MatchSpec, number: int, loser: int) -> GameRecord:
+    """Game `number` of `spec`, lost on time by seat `loser` while the machine kept it from a CPU,
+    as the referee records it (arena/match/turns.py)."""
+    seats = [b.name for b in spec.seats(number)]
+    return GameRecord(game_id=spec.game_id(number), game=spec.game, params=spec.params, players=seats,
+                      time_control="0.2", winner=1 - loser, scores=[0, 0], reason="timeout",
+                      forfeit={"seat": loser, "reason": "timeout", "under_load": True,
+                               "detail": "no move for ply 0 within 0.200 s + 0.05 s margin (under load: it "
+                                         "waited 0.157 s of it for a CPU)"})
+
+
+def test_a_ladder_game_lost_on_time_under_load_is_kept_not_rated(tmp_path):
+    """4 of the trial's 10 ladder timeouts came under load and counted as losses."""
+    settings = "placement_games = 0\nreference = []\ngames_per_hour = 4\n"
+    course = Course(make_course(tmp_path / "c", 2, settings), sandbox="off")
+    activate(course, "s1", [sys.executable, "-m", "bots", "random"])
+    activate(course, "s2", [sys.executable, "-m", "bots", "greedy"])
+    ladder = Ladder(course)
+    ladder.table(T0)  # they join the ladder
+    [spec] = ladder.due(T0 + timedelta(minutes=30))  # half an hour: 2 games each
+    before = rating(ladder, T0)
+    won = decided(spec, {"s1-v1": 1, "s2-v1": 0})[1]
+    ladder.record([lost_on_time_under_load(spec, 0, 0), won], T0 + timedelta(minutes=31))
+    after = rating(ladder, T0)
+    assert [after[b][2] for b in ("s1-v1", "s2-v1")] == [1, 1], after  # game 2 only
+    assert after["s1-v1"][0] > before["s1-v1"][0], after  # s1 won game 2; game 1 cost it nothing
+    [game] = ladder.games("s1")
+    assert game.state == "done" and len(game.game_ids) == 2
+    assert game.detail == "not rated: lost on time under load (s1-v1 in game 1)", game.detail
+
+
+@pytest.mark.loads_machine
+def test_the_runner_plays_a_ladder_game_lost_on_time_under_load_again(tmp_path):
+    """The runner plays a ladder game lost on time under load again, as the course's judged games
+    (jobs.play_judged): under a heavy CPU hog a real bot using 0.12 s of CPU a move on a 0.4 s clock
+    loses on time; once the hog is gone it plays normally, and only those games are rated."""
+    from test_fair_clock import FirstCallUnderLoad, burner, start_hogs, stop
+
+    directory = make_course(tmp_path / "c", 1, 'placement_games = 2\nreference = ["random"]\n', time_s=0.4)
+    directory.joinpath("course.toml").write_text(
+        directory.joinpath("course.toml").read_text().replace("rows = 4\ncols = 4", "rows = 5\ncols = 5"))
+    course = Course(directory, sandbox="off")
+    activate(course, "s1", list(burner(0.3, 0.4).command))
+    hogs = start_hogs(8)
+    try:
+        player = FirstCallUnderLoad(hogs)
+        runner = LadderRunner(course, play=player.play, clock=lambda: T0)
+        # the placement pair against random (and another, if a game of it stayed unrated: random's
+        # own placement is then owed)
+        assert runner.run_once() >= 1
+    finally:
+        stop(hogs)
+    lost = [f for f in player.results[0] if f and f["reason"] == Forfeit.TIMEOUT and f.get("under_load")]
+    ladder = Ladder(course)
+    games = sorted(ladder.games("s1"), key=lambda g: g.id)
+    assert lost and 2 <= len(player.calls) <= len(games) * (1 + jobs.LOAD_REPLAYS), player.results
+    assert games[0].state == "done", games
+    assert games[0].detail.startswith("replayed: lost on time under load (s1-v1 in game"), games
+    records = [ladder.record_of(i) for g in games for i in g.game_ids]
+    rated = sum(1 for r in records if not r.lost_on_time_under_load())
+    assert rating(ladder, T0)["s1-v1"][2] == rated >= 1, (records, player.results)

@@ -1,6 +1,7 @@
 """The season's phases (arena/course/season/phases.py) on a real course: uploads through `Course.submit` at
-chosen times, built and qualified by real `Workers` in the sandbox, each phase's pass list judged by
-`phase_results` (real score games against `greedy`, real move-generation checks), an extension
+chosen times, built and qualified by real `Workers` in the sandbox, the phase checks run by
+`phase_checks.run_pending` (real score games against `greedy`, real move-generation checks: what the
+server's background thread runs), each phase's pass list judged by `phase_results`, an extension
 honoured, uploads frozen after the last deadline, reports kept with their version, and
 `arena course phases DIR` printing the same lists. Domineering 4x4, 0.1 s a move."""
 from __future__ import annotations
@@ -20,7 +21,7 @@ from arena.course.background.submissions import Workers
 from arena.course.config import checks
 from arena.course.config.course_toml import CourseError
 from arena.course.course import Course
-from arena.course.season import phases
+from arena.course.season import phase_checks, phases
 from arena.course.season.archives import Refused
 
 T0 = (datetime.now(UTC) - timedelta(hours=10)).replace(microsecond=0)
@@ -96,14 +97,17 @@ def season(tmp_path_factory):
             course.submit(sid, "bot.py", bot, now=when, report=report)
         refusals[name] = str(refused.value)
     wait_final(course, *(s.id for s in subs.values()))
-    unchecked = {(r.phase, r.student_id): r for r in phases.phase_results(course, evaluate=False)}
+    unchecked = {(r.phase, r.student_id): r for r in phases.phase_results(course)}
+    due = phase_checks.due(course)
     started = time.monotonic()
+    ran = phase_checks.run_pending(course)
     results = {(r.phase, r.student_id): r for r in phases.phase_results(course)}
     first_s = time.monotonic() - started
     started = time.monotonic()
+    ran_again = phase_checks.run_pending(course)
     again = phases.phase_results(course)
     again_s = time.monotonic() - started
-    yield course, subs, refusals, results, (first_s, again_s, again, unchecked)
+    yield course, subs, refusals, results, (first_s, again_s, again, unchecked, due, ran, ran_again)
     workers.stop(timeout_s=30)
     course.close()
 
@@ -179,12 +183,21 @@ def test_a_report_is_kept_with_its_version_and_bad_ones_are_refused(season):
 
 
 def test_games_and_checks_run_once_a_version(season):
-    course, _, _, results, (first_s, again_s, again, unchecked) = season
+    course, subs, _, results, (first_s, again_s, again, unchecked, due, ran, ran_again) = season
     assert {(r.phase, r.student_id): r for r in again} == results
     assert again_s < first_s / 5, (first_s, again_s)
+    assert (ran, ran_again, phase_checks.due(course)) == (len(due), 0, [])
+    # what was due: each judged version's checks once, the nearest deadline first
+    assert [(c.student_id, c.kind) for c in due] == [
+        ("ann", "legal"), ("bob", "legal"), ("cid", "legal"),  # "move generation", at 2 h
+        ("ann", "score"), ("bob", "score"), ("cid", "score"),  # "search", at 3 h
+        ("dan", "score")]  # dan's own deadline, 5 h (its extension); its 4.5 h upload is late for 4 h
+    assert {c.submission_id for c in due if c.student_id == "cid"} == {subs["cid2"].id}
     search = unchecked["search", "ann"]  # before anything was played: nothing passes on faith
-    assert not search.passed and search.evidence.endswith("score: not checked yet")
+    assert not search.passed and search.pending == ("score games: queued",)
+    assert search.evidence.endswith("score games: queued")
     assert unchecked["interface", "ann"] == results["interface", "ann"]
+    assert not any(r.pending for r in results.values())
     db = sqlite3.connect(course.directory / "course.db")
     assert db.execute("SELECT COUNT(*) FROM phase_games").fetchone()[0] == 2 * 4  # ann, bob, cid, dan
 
@@ -265,6 +278,7 @@ def test_an_aborted_game_scores_nothing_in_a_phase(tmp_path):
     try:
         sub = course.submit("ann", "killer.py", KILLER.encode(), now=at(0))
         wait_final(course, sub.id, timeout_s=120)
+        phase_checks.run_pending(course)
         [result] = [r for r in phases.phase_results(course) if r.phase == "search"]
     finally:
         workers.stop(timeout_s=30)

@@ -1,14 +1,20 @@
 """Issue 25's compressed season, run on the real server (`arena course serve` on a free 127.0.0.1
-port) and watched as people would: 30 students, three phases a few seconds apart, the ladder, the
-final at the deadline with a `kill -9` of the server in the middle of it, the grades, the copying
-check; then the season's pages in Debian's chromium (Selenium), each also checked with axe-core.
+port) and watched as people would: 30 students, three phases an hour apart, the ladder, the final
+at the deadline with a `kill -9` of the server in the middle of it, the grades, the copying check;
+then the season's pages in Debian's chromium (Selenium), each also checked with axe-core.
+
+The season is rehearsed on the course's clock (`arena course clock DIR set`, issue 35): the test
+moves it past each deadline once the uploads before it have their status and the phase checks due
+are done, so the order of events is the test's, however slow the machine (on the wall clock, with
+deadlines seconds apart, a loaded machine made uploads land after their deadline). The rehearsal
+is set a day in the past; the season over, the course goes back to real time, after every deadline.
 
 Bots of known strength are the shipped reference bots under students' names (a one-line file that
 runs `bots.load(NAME)` through the SDK: random < greedy < alphabeta, champion on 5x5 Domineering);
 broken ones crash, raise, play an illegal move, miss the clock or do not compile; two C++ kit bots
 (one answers the `legal` request, one is built with `no-legal`); a student's own alpha-beta and a
-renamed, reformatted copy of it. The clock is 0.05 s a move and the board 5x5, so a game takes
-well under a second; the course's times (phase deadlines, the extension) are seconds apart.
+renamed, reformatted copy of it. The clock is 0.2 s a move and the board 5x5, so a game takes a
+few seconds.
 
 With ARENA_SCREENSHOTS=1 the browser test writes the season's screenshots to docs/img/.
 """
@@ -204,11 +210,24 @@ if __name__ == "__main__":
 """s14's upload: s13's bot with every name changed, comments rewritten and blank lines moved."""
 REPORT = b"# Phase 1: the problem and the interface\n\nThe state is the board; a move is a domino.\n"
 
-# the season's clock, in seconds after the course is written (phases "seconds apart")
-P1_S, P2_S, P3_S = 6.0, 9.0, 13.0
-EXTENSION_S = 2
-"""s24's extension: the final is due at P3_S + EXTENSION_S."""
+T0 = (datetime.now(UTC) - timedelta(days=1)).replace(second=0, microsecond=0)
+"""The season's start on the course's clock: a day ago (its rehearsal clock is set to it)."""
+P1, P2, P3 = (T0 + timedelta(hours=h) for h in (1, 2, 3))
+"""The phases' deadlines."""
+EXTENSION = timedelta(hours=1)
+"""s24's extension: the final is due at P3 + EXTENSION."""
+PAST = timedelta(minutes=1)
+"""How far past a deadline the test moves the course's clock."""
 LADDER_GAMES_PER_HOUR = 900
+LADDER_UNTIL = T0 + timedelta(days=30)
+"""The ladder plays on past the last deadline (its default end) while the tests run: paused while
+the final is played, it then goes on for the test of its order, the last."""
+SETTLE_TIMEOUT_S = 600.0
+"""How long the test waits for the uploads' statuses, the phase checks, the final: whatever the load
+(the deadlines wait for the test, not the other way round)."""
+LEGAL_TIMEOUT_S = 3
+"""Seconds the move-generation check waits for each answer (s16's kit never answers: its check
+waits this long)."""
 FINAL_ROUNDS = 2
 CLOCK_S = 0.2
 """Seconds a move, for every game of the season (at 0.05 s a loaded machine's waits for a CPU made
@@ -216,7 +235,9 @@ bots forfeit on time, and alphabeta fall back to its depth-1 answer, greedy's, t
 known order to hold)."""
 LADDER_MIN_GAMES = 6
 """The ladder's order is compared with the known one over the bots with this many rated games
-(a version that joined at the last deadline has had no time to climb)."""
+(a version that joined at the last deadline has had no time to climb)..."""
+LADDER_SETTLED = 7
+"""... once this many of the 10 bots of known strength have them (the test waits for it)."""
 
 
 def kit_zip(binary: Path, no_legal: bool) -> bytes:
@@ -233,30 +254,30 @@ def kit_zip(binary: Path, no_legal: bool) -> bytes:
     return out.getvalue()
 
 
-def season_toml(start: datetime) -> str:
-    """The season's sections of course.toml, its deadlines `start` + the offsets above."""
-    def at(seconds: float) -> str:
-        return (start + timedelta(seconds=seconds)).isoformat(timespec="seconds")
+def season_toml() -> str:
+    """The season's sections of course.toml, its deadlines those above."""
+    def at(moment: datetime) -> str:
+        return moment.isoformat(timespec="seconds")
 
     return f"""
 [[phases]]
 name = "interface"
-deadline = {at(P1_S)}
+deadline = {at(P1)}
 requires = {{qualified = true}}
 report = true
 
 [[phases]]
 name = "move generation"
-deadline = {at(P2_S)}
-requires = {{legal = {{positions = 12, timeout_s = 10}}}}
+deadline = {at(P2)}
+requires = {{legal = {{positions = 12, timeout_s = {LEGAL_TIMEOUT_S}}}}}
 
 [[phases]]
 name = "alpha-beta"
-deadline = {at(P3_S)}
+deadline = {at(P3)}
 requires = {{score = {{against = "random", at_least = 1.0, games = 2}}}}
 
 [extensions]
-s24 = "{EXTENSION_S}s"
+s24 = "{EXTENSION.total_seconds() / 3600:g}h"
 
 [ladder]
 games_per_hour = {LADDER_GAMES_PER_HOUR}
@@ -264,6 +285,7 @@ placement_games = 2
 reference = ["random", "greedy", "alphabeta"]
 unrated_per_hour = 2
 poll_s = 0.5
+until = {at(LADDER_UNTIL)}
 
 [final]
 format = "swiss"
@@ -286,30 +308,49 @@ class Season:
 
     def __init__(self, directory: Path, kit: Path) -> None:
         self.started = time.monotonic()
+        self.marks: list[tuple[float, str]] = []
         make_course(directory, roster=ROSTER, time=str(CLOCK_S), rows="5", cols="5", upload_interval_s="0",
                     title='"Domineering, autumn term"')
         # the C++ students built the kit on their machines before the season began: its binary
         self.kit = kit
-        # deadlines on whole seconds: the store keeps an upload's time to the second
-        self.start = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
         with open(directory / "course.toml", "a") as f:
-            f.write(season_toml(self.start))
+            f.write(season_toml())
         self.directory = directory
+        self.clock(T0)  # the rehearsal begins before the server starts: it says so at once
         self.server = Server(directory, concurrency=2)
+        self.mark("server up")
         self.url = self.server.url
         self.tokens = {sid: arena("course", "token", str(directory), sid)[1].strip() for sid, *_ in ROSTER}
         self.answers: dict[str, list[httpx.Response]] = {}
         self.phases: list = []
         """What `arena course phases DIR` answered after the last deadline."""
+        self.phases_thread: threading.Thread | None = None
 
-    def at(self, seconds: float) -> None:
-        """Wait until `seconds` after the course was written."""
-        wait = (self.start + timedelta(seconds=seconds) - datetime.now(UTC)).total_seconds()
-        if wait > 0:
-            time.sleep(wait)
+    def clock(self, moment: datetime) -> None:
+        """`arena course clock DIR set MOMENT`: the course's time from now on."""
+        code, out, err = arena("course", "clock", str(self.directory), "set", moment.isoformat())
+        assert code == 0 and "REHEARSAL CLOCK" in out, err
+        self.mark(f"clock at T0 + {moment - T0}")
+
+    def mark(self, what: str) -> None:
+        """Note how far into the season (seconds) the test got to `what` (printed at its end)."""
+        self.marks.append((self.now_s(), what))
+
+    def settled(self) -> None:
+        """Wait until every upload has its final status: what the next deadline judges is then
+        decided. (The phase checks need not be done: a check's verdict is its version's, whenever
+        it runs; they run in the server's thread meanwhile, and `arena course phases --wait`
+        waits for them after the final.)"""
+        course = self.course()
+        try:
+            wait_until(lambda: course.store.pending() == 0, SETTLE_TIMEOUT_S,
+                       "uploads still waiting to be built or tested", every=0.2)
+        finally:
+            course.close()
+        self.mark("uploads settled")
 
     def now_s(self) -> float:
-        return (datetime.now(UTC) - self.start).total_seconds()
+        return time.monotonic() - self.started
 
     def upload(self, sid: str, name: str, data: bytes | str, report: bytes | None = None) -> httpx.Response:
         data = data.encode() if isinstance(data, str) else data
@@ -369,11 +410,15 @@ def season(tmp_path_factory, built_kit):
         play_season(s)
         yield s
     finally:
+        if s.phases_thread is not None:
+            s.phases_thread.join()  # its checks run in the server: before it is killed
         s.server.kill()
-        print(f"the season took {time.monotonic() - s.started:.1f} s")
+        print(f"the season took {time.monotonic() - s.started:.1f} s: "
+              + ", ".join(f"{what} {at:.1f}" for at, what in s.marks))
 
 
 def play_season(s: Season) -> None:
+    assert "WARNING: REHEARSAL CLOCK: the course's time is" in s.server.errors()  # said at its start
     # phase 1: who hands in does so at once, with a report (s22 forgets it); the C++ kits last
     uploads = [(sid, f"{bot}_{sid}.py", LAUNCHER_OF[sid].format(name=bot), sid != "s22")
                for sid, bot in KNOWN.items()]
@@ -388,32 +433,28 @@ def play_season(s: Season) -> None:
                    ("s16", "kit.zip", kit_zip(s.kit, no_legal=True), True)])
     for sid, answers in s.answers.items():
         assert answers[0].status_code == 201, (sid, answers[0].text)
-    # between phase 1 and 2: s21 fixes its bot (a resubmission)
-    s.at(P1_S + 0.3)
+    s.settled()  # every version of phase 1 judged: then its deadline passes
+    # between phase 1 and 2: s21 fixes its bot (a resubmission; uploaded in time for phase 2
+    # whenever it is judged)
+    s.clock(P1 + PAST)
     fixed = s.upload("s21", "fixed.py", LAUNCHER_OF["s21"].format(name="alphabeta"))
     assert fixed.status_code == 201, fixed.text
-    # after phase 2 staff look who passed so far (the checks of the versions judged run now, once)
-    s.at(P2_S + 0.3)
-    early = threading.Thread(target=lambda: run_arena("course", "phases", str(s.directory), cwd=s.directory,
-                                                      timeout=240))
-    early.start()
+    # after phase 2 staff look who passed so far
+    s.clock(P2 + PAST)
+    code, out, err = arena("course", "phases", str(s.directory))
+    assert code == 0 and "move generation: deadline" in out, err
     # after the last deadline: s23 is refused, s24 (an extension) is not
-    s.at(P3_S + 0.3)
+    s.clock(P3 + PAST)
     late = s.upload("s23", "late.py", LAUNCHERS[0].format(name="greedy"))
     assert late.status_code == 400, late.text
     s.late_refusal = late.json()["error"]
     extended = s.upload("s24", "champion_s24.py", LAUNCHER_OF["s24"].format(name="champion"))
     assert extended.status_code == 201, extended.text
     s.extended_id = extended.json()["id"]
-    # the final starts by itself once s24's deadline has passed; kill -9 in the middle of it
-    s.at(P3_S + EXTENSION_S)
-    # meanwhile staff ask who passed each phase (its score games and move-generation checks run now)
-    def after_the_deadlines() -> None:
-        early.join()  # one `arena course phases` at a time: each plays the checks not kept yet
-        s.phases.append(run_arena("course", "phases", str(s.directory), cwd=s.directory, timeout=240))
-
-    phases = threading.Thread(target=after_the_deadlines)
-    phases.start()
+    # the final starts by itself once s24's deadline has passed (the server's clock watch wakes the
+    # season clock) and s24's upload is judged (one made in time holds the final back until it
+    # is); kill -9 in the middle of it
+    from arena.course.db.states import FinalState
     from arena.course.season.final import final_status
     from arena.tournament.store import StoreError
 
@@ -425,20 +466,36 @@ def play_season(s: Season) -> None:
         except StoreError:  # the runner is making its results database this moment
             return None
 
-    status = wait_until(lambda: (lambda st: st if st and st.played >= 4 else None)(status_now()), 60,
-                        "the final did not start and play 4 games")
+    assert status_now().state == FinalState.NOT_STARTED
+    s.clock(P3 + EXTENSION + PAST)
+    status = wait_until(lambda: (lambda st: st if st and st.played >= 4 else None)(status_now()),
+                        SETTLE_TIMEOUT_S, "the final did not start and play 4 games", every=0.1)
     assert status.state == "running" and status.played < status.planned, status
     s.before_kill = stored_games(status.results_dir)
-    print(f"kill -9 at {s.now_s():.1f} s into the season: {status.played} of {status.planned} final games in")
+    s.mark(f"kill -9 ({status.played} of {status.planned} final games in)")
     s.server.kill()
     s.server = Server(s.directory, concurrency=2)  # the season clock resumes the final at once
     s.url = s.server.url
-    wait_until(lambda: (lambda st: st and st.state == "finished")(status_now()), 90,
+    wait_until(lambda: (lambda st: st and st.state == "finished")(status_now()), SETTLE_TIMEOUT_S,
                "the final did not finish after a restart")
-    s.final_done_s = s.now_s()
-    s.phases_thread = phases
-    print(f"the final finished {s.final_done_s:.1f} s into the season")
+    s.mark("final finished")
     course.close()
+    # the rehearsal over, back to real time (a day on: after every deadline); the server says so
+    code, out, err = arena("course", "clock", str(s.directory), "real")
+    assert code == 0 and "real time again" in out, err
+    wait_until(lambda: "the rehearsal clock ended: real time" in s.server.errors(), 60,
+               "the server did not notice the clock's end")
+
+    # meanwhile staff ask who passed each phase, waiting for the checks the server's thread runs
+    # (the restarted server: a check the kill cut short runs again); the tests before
+    # `phases_checked` run meanwhile
+    def after_the_deadlines() -> None:
+        s.phases.append(run_arena("course", "phases", str(s.directory), "--wait", cwd=s.directory,
+                                  timeout=SETTLE_TIMEOUT_S))
+        s.mark("phases printed")
+
+    s.phases_thread = threading.Thread(target=after_the_deadlines)
+    s.phases_thread.start()
 
 
 def upload_all(s: Season, uploads: list) -> None:
@@ -460,10 +517,6 @@ def stored_games(results_dir: Path) -> dict[str, str]:
 
 
 # --- what the season left (the phases' tests further down: their checks finish meanwhile) ---
-
-def season_of(course):
-    return course.config.season
-
 
 def submissions(course) -> dict[str, list]:
     """student id -> its submissions, oldest first."""
@@ -513,7 +566,8 @@ def test_the_final_ran_once_at_the_deadline_and_every_game_once_across_a_kill(se
     entered = {r["student_id"]: r["submission_id"] for r in course.store.rows(
         "SELECT student_id, submission_id FROM final_entrants WHERE run = 1")}
     assert entered == expected
-    assert set(entered) >= set(ACTIVE_BOT) - {"s24"} | {"s13", "s14"}, entered
+    assert set(entered) >= set(ACTIVE_BOT) | {"s13", "s14"}, entered
+    assert entered["s24"] == season.extended_id  # the final waited for its extension's upload
     code, out, err = arena("standings", str(course.directory / "final" / "final-1.toml"),
                            "--results", str(course.directory / "final"))
     assert code == 0, err
@@ -624,10 +678,10 @@ def test_a_student_sees_the_leaderboard_its_chart_and_watches_an_unrated_game(se
 
 @pytest.fixture(scope="module")
 def phases_checked(season):
-    """What `arena course phases DIR` answered after the last deadline, once its checks are done
-    (the tests before this one ran meanwhile; those after may read the phases' results)."""
+    """What `arena course phases DIR --wait` answered after the last deadline, once its checks are
+    done (the tests before this one ran meanwhile; those after may read the phases' results)."""
     season.phases_thread.join()
-    print(f"the phase checks were done {season.now_s():.1f} s into the season")
+    print(f"the phase checks were done {season.marks[-1][0]:.1f} s into the season")
     return season.phases[0]
 
 
@@ -637,27 +691,19 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
     assert phases_checked.returncode == 0, phases_checked.stderr
     out = phases_checked.stdout
     course = season.course()
-    results = phase_results(course)  # the checks `arena course phases` ran are kept: none runs again
+    results = phase_results(course)  # `arena course phases --wait` waited for every check: all kept
     passed = {p: {r.student_id for r in results if r.phase == p and r.passed}
               for p in ("interface", "move generation", "alpha-beta")}
     by = {(r.phase, r.student_id): r for r in results}
-    deadlines = {p.name: p.deadline for p in season_of(course).phases}
     subs = submissions(course)
-
-    def in_time(sid: str, phase: str) -> set[str]:  # the C++ kits: uploaded once the kit was built
-        first = subs[sid][0] if subs[sid] else None
-        return {sid} if first and datetime.fromisoformat(first.created) < deadlines[phase] else set()
-
-    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s24"} \
-        | in_time("s15", "interface") | in_time("s16", "interface")
+    assert passed["interface"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s15", "s16", "s24"}
     assert "no report handed in" in by["interface", "s22"].evidence
     assert "no upload" in by["interface", "s23"].evidence
     assert "no qualified version (v1 is failed: crashed)" in by["interface", "s21"].evidence
     evidence = [(r.student_id, r.evidence) for r in results if r.phase == "move generation"]
-    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s21", "s22",
-                                         "s24"} | in_time("s15", "move generation"), evidence
-    if in_time("s16", "move generation"):
-        assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
+    assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s15", "s21", "s22",
+                                         "s24"}, evidence
+    assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
     # alpha-beta: two games against random, both won; checked again here from the games themselves
     for sid in subs:
         r = by["alpha-beta", sid]
@@ -735,7 +781,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
     course = season.course()
     found: dict = {}
     look(browser, season, "/staff/phases", axe_source, found, shots, "course-phases")
-    results = phase_results(course, evaluate=False)
+    results = phase_results(course)
     for section in browser.find_elements(By.CSS_SELECTOR, "section.phase"):
         phase = section.get_attribute("data-phase")
         rows = section.find_elements(By.CSS_SELECTOR, "tr[data-passed=yes]")
@@ -786,9 +832,16 @@ def test_the_ladder_order_agrees_with_the_known_strengths(season):
     from arena.course.season.ladder import Ladder
 
     course = season.course()
-    table = Ladder(course).table()
-    known = [(row, STRENGTH[row.reference] if row.reference else STRENGTH[ACTIVE_BOT[row.student_id]])
-             for row in table if row.reference or row.student_id in ACTIVE_BOT]
+
+    def enough_games():  # however fast the season went, the ladder has played enough (it plays on)
+        table = Ladder(course).table()
+        known = [(row, STRENGTH[row.reference or ACTIVE_BOT[row.student_id]])
+                 for row in table if row.reference or row.student_id in ACTIVE_BOT]
+        ready = sum(1 for row, _ in known if row.games >= LADDER_MIN_GAMES) >= LADDER_SETTLED
+        return (table, known) if ready else None
+
+    table, known = wait_until(enough_games, SETTLE_TIMEOUT_S, f"{LADDER_SETTLED} bots with "
+                              f"{LADDER_MIN_GAMES}+ rated ladder games", every=1.0)
     settled = [(row, strength) for row, strength in known if row.games >= LADDER_MIN_GAMES]
     games = [row.games for row, _ in known]
     rho = spearman([-row.rank for row, _ in settled], [strength for _, strength in settled])
@@ -796,7 +849,7 @@ def test_the_ladder_order_agrees_with_the_known_strengths(season):
           f"Spearman {rho:.2f} against the known strengths over the {len(settled)} bots with "
           f"{LADDER_MIN_GAMES}+ games")
     shown = [(row.bot, round(row.ordinal, 1), row.games, strength) for row, strength in known]
-    assert len(known) == 10 and len(settled) >= 7, shown
+    assert len(known) == 10 and len(settled) >= LADDER_SETTLED, shown
     weakest = [row.rank for row, strength in settled if strength == 1]
     strongest = [row.rank for row, strength in settled if strength == 3]
     assert weakest and strongest and min(weakest) > max(strongest), shown  # random below every champion

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import threading
+import time
 
+from conftest import require
+
+from arena.cell import cgroup
 from arena.cell.usage import Usage, process_usage, waited
 
 
@@ -43,3 +49,26 @@ def test_a_real_reading_keeps_each_threads_wait():
     assert ids <= set(second.waits), (ids, second.waits)  # every thread read on its own
     assert abs(sum(second.waits.values()) - second.wait_s) < 1e-6  # the sum is kept as it was
     assert 0.0 <= waited(first, second) <= 0.3 + 0.2  # one thread's wait: at most the time between
+
+
+def test_a_cgroups_reading_sees_the_threads_started_since_the_last():
+    """cgroup v1 serves a kept-open `tasks` file the list of its first read again while it is read
+    more than once a second: a bot's search thread started after its first move went unseen, and
+    so did its wait for a CPU. Each reading lists the threads afresh."""
+    layout = cgroup.detect()
+    require(layout.kind != "none", f"no cgroups here: {layout.reason}")
+    group = cgroup.Cgroup.create(None, None)
+    sleepers: list[subprocess.Popen] = []
+    try:
+        for _ in range(2):
+            sleepers.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]))
+            group.add(sleepers[-1].pid)
+            time.sleep(0.05)  # within a second of the reading before
+            usage = group.usage()
+            assert usage is not None
+            assert {str(p.pid).encode() for p in sleepers} <= set(usage.waits), (usage.waits, group.pids())
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+        group.remove()

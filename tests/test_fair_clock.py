@@ -3,7 +3,8 @@ charges that instead of the wall time (so a busy machine costs an honest bot not
 bot that sleeps still loses on time), and games played under load are marked.
 
 A real CPU-burning bot (tests/bots/cpu_burner.py, it spins until its own CPU time reaches a set
-amount) plays under a real hog: three CPU-bound processes on this 2-core machine.
+amount, in its main thread or in a new thread each move) plays under a real hog: three CPU-bound
+processes on this 2-core machine.
 """
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import require
 
+from arena.cell import sandbox
 from arena.cell.limits import Limits
 from arena.course.season import jobs
 from arena.match.clock import TimeControl
@@ -179,3 +182,22 @@ def test_a_bot_that_sleeps_past_its_clock_is_not_played_again_however_busy_the_m
     records, replayed = jobs.play_judged(judged(sleeper, 0.2))  # it waits for no CPU: not under load
     assert replayed == 0 and records[0].forfeit["reason"] == Forfeit.TIMEOUT
     assert not records[0].forfeit.get("under_load"), records[0].forfeit
+
+
+def test_a_sandboxed_bot_searching_in_a_new_thread_that_runs_out_of_time_under_load_is_marked(hog):
+    """A course's bots run sandboxed, their wait for a CPU read from their cgroup's list of threads.
+    That list (cgroup v1) was read once and served again while read more than once a second, so the
+    thread a bot starts for each move's search went unseen: its timeout under load was charged as
+    the bot's own, never played again (the trial season's resubmitted bot)."""
+    require(sandbox.unavailable_reason() is None, f"bots cannot be sandboxed: {sandbox.unavailable_reason()}")
+    searcher = BotSpec("searcher", (sys.executable, str(HERE / "bots" / "cpu_burner.py"), "0.3", "thread"))
+    other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    spec = MatchSpec("threaded", "domineering", (searcher, other), TimeControl(per_move=0.2), (0, 1),
+                     params={"rows": 5, "cols": 5}, limits=Limits(sandbox="on"))
+    records = run_match(spec)  # 0.3 s of CPU a move on a 0.2 s clock: each game lost on time
+    assert [r.isolation for r in records] == ["sandbox", "sandbox"]
+    for record in records:
+        forfeit = record.forfeiture
+        assert forfeit is not None and forfeit.reason == Forfeit.TIMEOUT, record.forfeit
+        assert record.players[forfeit.seat] == "searcher" and forfeit.under_load, record.forfeit
+        assert "waited" in forfeit.detail and record.loaded_moves >= 1, record.forfeit

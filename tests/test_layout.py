@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ROOMS = ("arena.cell", "arena.match", "arena.tournament", "arena.site", "arena.terminal", "arena.course",
-         "arena.course_web", "arena.cli")
+ROOMS = ("arena.cell", "arena.match", "arena.tournament", "arena.site", "arena.terminal", "arena.similarity",
+         "arena.course", "arena.course_web", "arena.cli")
 
 FORBIDDEN = {
     "rules": ("arena", "bots"),
@@ -39,6 +39,8 @@ FORBIDDEN = {
     "arena.terminal": ("arena.tournament", "arena.site", "arena.course", "arena.course_web", "arena.cli",
                        "bots"),
     "arena.site": ("arena.terminal", "arena.course", "arena.course_web", "arena.cli", "bots"),
+    "arena.similarity": ("arena.cell", "arena.match", "arena.tournament", "arena.site", "arena.terminal",
+                         "arena.course", "arena.course_web", "arena.cli", "bots", "rules", "zmq", "msgpack"),
     "arena.course": ("arena.terminal", "arena.course_web", "arena.cli", "bots"),
     "arena.course_web": ("arena.terminal", "arena.cli", "bots"),
     "bots": ("arena.tournament", "arena.site", "arena.terminal", "arena.course", "arena.course_web",
@@ -58,7 +60,7 @@ ONLY_IN = {
     "argon2": ("arena/course/db/accounts.py",),
     "openskill": ("arena/course/season/ladder.py",),
     "copydetect": (),  # benchmarks/similarity_baseline.py only
-    "pygments": ("arena/course/season/similarity.py",),
+    "pygments": ("arena/similarity/fingerprints.py",),
 }
 """Third-party module -> the only files of `arena` (a path ending in / is a folder) that import it."""
 

@@ -121,15 +121,42 @@ def process_usage(pid: int) -> Usage | None:
     return Usage(cpu + reaped, wait, waits)
 
 
+TASKS_MAX_BYTES = 1 << 20
+"""The most of a cgroup's thread list read (a thread id and its newline are at most 8 bytes)."""
+
+
+def _read_tasks(path: bytes) -> list[bytes] | None:
+    """The thread ids a cgroup's `tasks` (v1) or `cgroup.threads` (v2) file lists now, read from a
+    fresh open; None once the cgroup is gone. Never from a kept-open file: cgroup v1 keeps the list
+    an open file first read, and serves it again to every read that comes within a second of the
+    last, so threads and processes started since (a search thread a move) would go unseen."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        size = 0
+        while size < TASKS_MAX_BYTES and (chunk := os.read(fd, 65536)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks).split()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 class CgroupUsage:
     """Reads a cgroup's usage, keeping its CPU file open (one `pread` a reading): the CPU time of
     the whole tree from `cpu_file` (cpuacct.usage in ns, or cpu.stat's usage_usec), the threads'
-    wait from the scheduler figures of those `tasks_file` lists. `close()` when done."""
+    wait from the scheduler figures of the threads `tasks_file` lists at each reading (read
+    afresh: `_read_tasks`). `close()` when done."""
 
     def __init__(self, cpu_file: Path, tasks_file: Path) -> None:
         self.micro = cpu_file.name == "cpu.stat"
         self._fd: int | None = os.open(cpu_file, os.O_RDONLY | os.O_CLOEXEC)
-        self._tasks: int | None = os.open(tasks_file, os.O_RDONLY | os.O_CLOEXEC)
+        self._tasks: bytes | None = os.fsencode(tasks_file)
         self._threads = ThreadStats()
 
     def cpu_s(self) -> float | None:
@@ -151,16 +178,14 @@ class CgroupUsage:
         cpu = self.cpu_s()
         if cpu is None or self._tasks is None:
             return None
-        try:
-            tids = os.pread(self._tasks, 65536, 0).split()
-        except OSError:
+        tids = _read_tasks(self._tasks)
+        if tids is None:
             return Usage(cpu, None)
         wait = self._threads.usage(tids)[1]
         return Usage(cpu, wait, self._threads.waits)
 
     def close(self) -> None:
-        for fd in (self._fd, self._tasks):
-            if fd is not None:
-                os.close(fd)
+        if self._fd is not None:
+            os.close(self._fd)
         self._fd = self._tasks = None
         self._threads.close()

@@ -4,12 +4,17 @@ submissions, active version and last status; `serve DIR` runs the server; `invit
 DIR NAME` and `token DIR ID` make sign-in links and API tokens; `submit URL FILE` is the students'
 upload from the terminal; `final DIR --start|--publish|--status` plays, publishes or shows the
 final tournament (`--rerun --yes` plays it again), `grades DIR` writes grades.csv and grades.json,
-`disqualify DIR ID --reason TEXT [--undo]` takes a student's points to 0."""
+`disqualify DIR ID --reason TEXT [--undo]` takes a student's points to 0; `clock DIR set TIME |
+advance BY | real` sets, advances or ends a rehearsal clock (the course's "now", for rehearsing a
+season on a copy of the course)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from arena.cell.sandbox import SandboxUnavailable
 from arena.cli.common import EXIT_OK, BadInput, guard
@@ -22,6 +27,9 @@ from arena.course_web.serve_lock import AlreadyServed
 from arena.course_web.server import ServeError
 from arena.tournament.config import TournamentError
 from arena.tournament.store import StoreError
+
+if TYPE_CHECKING:
+    from arena.course.course import Course
 
 _guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error))
 _final_guard = guard("arena course", (CourseError, Refused, OSError, sqlite3.Error, FinalError,
@@ -52,12 +60,31 @@ def add_course_parsers(subparsers: argparse._SubParsersAction) -> argparse._SubP
     check.add_argument("directory", metavar="DIR", help="the course's directory")
     check.set_defaults(func=cmd_check)
     phases = csub.add_parser("phases", help="print who passed each phase of [[phases]], with the evidence "
-                                            "(plays the score games and move-generation checks not run yet)")
+                                            "(a score or move-generation check not run yet is shown queued "
+                                            "or running: the server runs them; --wait waits for them)")
     phases.add_argument("directory", metavar="DIR", help="the course's directory")
+    phases.add_argument("--wait", action="store_true",
+                        help="first wait until every check due now is done, printing progress: the running "
+                             "server's, or, when no server runs on DIR, run them here")
+    phases.add_argument("--recheck", metavar="ID", default=None,
+                        help="drop the verdicts of the student's checks (of the versions the phases "
+                             "judge) so that they run again (in the audit log, with the old verdicts)")
+    phases.add_argument("--phase", metavar="NAME", default=None,
+                        help="with --recheck: that phase's checks only (as course.toml names it)")
     phases.add_argument("--unsafe-no-sandbox", action="store_true",
                         help="run students' bots unsandboxed where bubblewrap cannot isolate them (trusted "
                              "code only)")
     phases.set_defaults(func=cmd_phases)
+    clock = csub.add_parser("clock", help="rehearse a season on a copy of the course: set the course's time "
+                                          "(set TIME), move it ahead (advance BY) or back to real time "
+                                          "(real); without ACTION, print what it is")
+    clock.add_argument("directory", metavar="DIR", help="the course's directory")
+    clock.add_argument("action", metavar="ACTION", nargs="?", choices=("set", "advance", "real"),
+                       help="set, advance or real")
+    clock.add_argument("value", metavar="VALUE", nargs="?", default=None,
+                       help="set: a time with its zone (2026-03-01T12:00:00Z); advance: a duration (2h, "
+                            "1d 12h, 90m)")
+    clock.set_defaults(func=cmd_clock)
     add_final_parsers(csub)
     add_server_parsers(csub)
     add_ladder_parsers(csub)
@@ -124,37 +151,158 @@ def cmd_status(args: argparse.Namespace) -> int:
     versions = sum(r.versions for r in rows)
     print(f"{len(rows)} student{'s' * (len(rows) != 1)}, {versions} submission{'s' * (versions != 1)}, "
           f"{pending} to build or test")
+    rehearsal = course.clock.warning()
+    if rehearsal:
+        print(rehearsal)
+    return EXIT_OK
+
+
+@_guard
+def cmd_clock(args: argparse.Namespace) -> int:
+    """arena course clock DIR [set TIME | advance BY | real]: the course's rehearsal clock (in the
+    audit log)."""
+    from arena.course.course import Course
+    from arena.course.db.accounts import Accounts
+    from arena.course.db.clock import ClockError, offset_text, parse_advance, parse_moment
+
+    course = Course(Path(args.directory))
+    clock = course.clock
+    if args.action in ("set", "advance") and args.value is None:
+        example = "2026-03-01T12:00:00Z" if args.action == "set" else "2h"
+        raise ClockError(f"clock {args.action}: needs a value, e.g. `arena course clock DIR {args.action} "
+                         f"{example}`")
+    if args.action is None:
+        if args.value is not None:
+            raise ClockError(f"clock: {args.value!r} is no action: set, advance or real")
+        print(clock.describe())
+        return EXIT_OK
+    if args.action == "real":
+        if args.value is not None:
+            raise ClockError(f"clock real: takes no value, got {args.value!r}")
+        try:
+            ended = clock.rehearsal()
+            was = "" if ended is None else f" (it was real time {offset_text(ended.offset)})"
+        except ClockError as exc:  # a clock.json arena did not write: removed all the same
+            was = f" ({exc})"
+        if not clock.real():
+            print("the course runs on real time (no rehearsal clock was set)")
+            return EXIT_OK
+        Accounts(course.directory).audit("(terminal)", "ended the rehearsal clock", "", was.strip(" ()"))
+        print(f"real time again: the rehearsal clock is ended{was}")
+        return EXIT_OK
+    if args.action == "set":
+        clock.set(parse_moment(args.value))
+    else:
+        clock.advance(parse_advance(args.value))
+    rehearsal = clock.rehearsal()
+    assert rehearsal is not None
+    done = "set" if args.action == "set" else "advanced"
+    detail = (f"{args.action} {args.value}: the course's time is {clock.now():%Y-%m-%dT%H:%M:%SZ}, real time "
+              f"{offset_text(rehearsal.offset)}")
+    Accounts(course.directory).audit("(terminal)", f"{done} the rehearsal clock", "", detail)
+    print(f"{clock.describe()}\n`arena course clock {args.directory} real` returns to real time")
     return EXIT_OK
 
 
 @_server_guard
 def cmd_phases(args: argparse.Namespace) -> int:
-    """arena course phases DIR"""
-    from arena.course.course import Course
-    from arena.course.season import phases
+    """arena course phases DIR [--wait] [--recheck ID [--phase NAME]]"""
+    import sys
 
+    from arena.course.course import Course
+    from arena.course.db.accounts import TERMINAL, Accounts
+    from arena.course.season import phase_checks, phases
+
+    if args.phase is not None and args.recheck is None:
+        raise BadInput("--phase NAME goes with --recheck ID")
     course = Course(Path(args.directory), sandbox="off" if args.unsafe_no_sandbox else "on")
     season = course.config.season
     if not season.phases:
         print(f"{course.config.path}: no [[phases]] (docs/course.md, \"Phases\")")
         return EXIT_OK
+    if args.recheck is not None:
+        accounts = Accounts(course.directory)
+        for dropped in phase_checks.recheck(course, args.recheck, args.phase):
+            accounts.audit(TERMINAL, phase_checks.RECHECKED, args.recheck, dropped.detail())
+            print(f"{args.recheck}: checked again: {dropped.detail()}", file=sys.stderr)
+    if args.wait:
+        wait_for_checks(course, sys.stderr)
     results = phases.phase_results(course)
     for phase in season.phases:
         mine = [r for r in results if r.phase == phase.name]
         passed = [r for r in mine if r.passed]
+        checking = [r for r in mine if r.pending]
         state = " (so far)" if any(r.provisional for r in mine) else ""
         print(f"{phase.name}: deadline {phase.deadline.isoformat()}; needs {phase.requirements()}")
         names = ", ".join(r.student_id for r in passed) or "-"
-        print(f"  passed{state}: {len(passed)} of {len(mine)}: {names}")
+        more = f" ({len(checking)} still being checked)" if checking else ""
+        print(f"  passed{state}: {len(passed)} of {len(mine)}{more}: {names}")
         for r in mine:
-            print(f"  {'PASS' if r.passed else 'FAIL'}  {r.student_id}  {r.evidence}")
+            word = "PASS" if r.passed else "WAIT" if r.pending else "FAIL"
+            print(f"  {word}  {r.student_id}  {r.evidence}")
             if r.game_ids:
                 print(f"        games: {', '.join(r.game_ids)}")
             for wire, missing, extra in r.disagreements[:SHOWN_DISAGREEMENTS]:
                 board = " / ".join(wire.get("board", [])) if isinstance(wire.get("board"), list) else wire
                 print(f"        disagrees: seat {wire.get('seat')} to move, board {board}: left out "
                       f"{', '.join(missing) or '-'}; not legal {', '.join(extra) or '-'}")
+    due = len(phase_checks.due(course))
+    if due:
+        print(f"{due} check{'s' * (due != 1)} not run yet (WAIT): the server runs them (arena course serve), "
+              f"or `arena course phases {args.directory} --wait` here")
     return EXIT_OK
+
+
+WAIT_POLL_S = 1.0
+"""How often `phases --wait` looks at the checks a server runs."""
+SERVER_GONE_S = 60.0
+"""How long `phases --wait` waits for a server that stopped to be back before it gives up."""
+
+
+def wait_for_checks(course: Course, out: TextIO) -> None:
+    """Block until no phase check is due, printing progress to `out`: run them here while holding
+    DIR/serve.lock when no server runs on DIR, else watch the server's (BadInput if it stops for
+    good)."""
+    from arena.cell import sandbox
+    from arena.course.season import phase_checks
+    from arena.course.season.jobs import hide_from_bots
+    from arena.course_web import serve_lock
+
+    try:
+        lock = serve_lock.hold(course.directory, "arena course phases --wait (running the phase checks)")
+    except AlreadyServed:
+        lock = None
+    if lock is not None:
+        try:
+            sandbox.decide(course.config.limits.sandbox)  # refuse before any bot runs
+            hide_from_bots(course.directory)
+            phase_checks.cut_short(course.store)
+            print("no server runs on this course: running the phase checks here", file=out, flush=True)
+            phase_checks.run_pending(course, told=lambda line: print(line, file=out, flush=True))
+        finally:
+            os.close(lock)
+        return
+    shown, gone = "", None
+    while True:
+        due = phase_checks.due(course)
+        if not due:
+            return
+        running = phase_checks.progress(course.store)
+        now = [f"{c}: {running[c.submission_id, c.key].text(c.kind)}" for c in due
+               if (c.submission_id, c.key) in running]
+        line = f"waiting for the server's phase checks: {len(due)} to run"
+        line += f" ({'; '.join(now)})" if now else ""
+        if line != shown:
+            print(line, file=out, flush=True)
+            shown = line
+        if serve_lock.holder_alive(course.directory):
+            gone = None
+        elif gone is None:
+            gone = time.monotonic()
+        elif time.monotonic() - gone > SERVER_GONE_S:
+            raise BadInput(f"the server on {course.directory} stopped with {len(due)} phase checks to run: "
+                           "start it again, or run `arena course phases DIR --wait` without it")
+        time.sleep(WAIT_POLL_S)
 
 
 SHOWN_DISAGREEMENTS = 3
@@ -426,6 +574,9 @@ def cmd_ladder(args: argparse.Namespace) -> int:
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     for line in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+    _, why = ladder.status()
+    if why:  # paused or ended: said after the table, which scripts read
+        print(f"\n{why}")
     return EXIT_OK
 
 
@@ -527,6 +678,12 @@ def cmd_grades(args: argparse.Namespace) -> int:
     from arena.course.course import Course
     from arena.course.season import grades
 
-    path = grades.write_csv(Course(Path(args.directory)))
+    course = Course(Path(args.directory))
+    path = grades.write_csv(course)
     print(f"wrote {path}")
+    pending = grades.pending_checks(course)
+    if pending:
+        print(f"provisional: {pending} phase check{'s' * (pending != 1)} not run yet, so \"phases passed\" "
+              f"may still grow (\"phases pending\" names them); `arena course phases {args.directory} "
+              "--wait` waits for them")
     return EXIT_OK

@@ -12,7 +12,8 @@ the web front and `background/`.
 - `config/checks.py`: the checks every reader shares: a number in range, a time, a duration.
 - `db/database.py`: `Database`, course.db's one connection manager (a connection a thread, one write).
 - `db/files.py`: `write_atomically`, the one way the course writes a file (whole or absent).
-- `db/states.py`: the statuses as StrEnums (submission, ladder game, final), shared with the pages.
+- `db/states.py`: the statuses as StrEnums (submission, ladder game, the ladder's own, final), shared with
+  the pages.
 - `db/store.py`: course.db's students, submissions, jobs, build logs, games; content-addressed files.
 - `db/accounts.py`: accounts, passwords (argon2), sign-in links, sessions, API tokens, the audit log.
 - `season/archives.py`: what an upload may be (files, archives, their limits).
@@ -20,7 +21,7 @@ the web front and `background/`.
 - `season/jobs.py`: one submission's build and qualification (`run_job`, `play_judged`).
 - `season/games.py`: the game player the course's games share (GamePlayer), `play_each`.
 - `season/phases.py`: the season's phases, extensions, deadlines, reports and their judging.
-- `season/ladder.py`: the ladder: pairing, openskill ratings, unrated requests.
+- `season/ladder.py`: the ladder: pairing, openskill ratings, unrated requests, when it plays.
 - `season/final.py`: the final tournament, its runs and status.
 - `season/grades.py`: grades.csv from the final.
 - `season/similarity.py`: the copying check (winnowing over pygments' tokens, clusters).

@@ -1,11 +1,12 @@
 """`Course`: the facade the web app and the command line use over a course directory.
 
-It loads course.toml, opens the store, syncs the students from the roster, takes submissions
-(checked, stored and committed before `submit` returns) and answers what students and staff
-see. It runs nothing itself: the background threads (arena/course/background) build, qualify
-and play, through what the Course owns for them: its game player (`player`, set while Workers
-run: how every course game is played, `play`), the listeners woken by an upload or a ladder
-request, the final's thread and the lock phase judging takes.
+It loads course.toml, opens the store (and the course's clock: "now" for the season), syncs the
+students from the roster, takes submissions (checked, stored and committed before `submit`
+returns) and answers what students and staff see. It runs nothing itself: the background threads
+(arena/course/background) build, qualify and play, through what the Course owns for them: its game
+player (`player`, set while Workers run: how every course game is played, `play`), the listeners
+woken by an upload or a ladder request or by a finished job (the phase checks), the final's thread
+and the lock the phase checks take.
 """
 from __future__ import annotations
 
@@ -23,14 +24,14 @@ from typing import TYPE_CHECKING
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseConfig, Student
 from arena.course.db.states import SubmissionStatus
-from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store, utc_now
+from arena.course.db.store import FINAL, NewSubmission, RateLimited, Store
 from arena.course.season import archives, phases
 from arena.course.season.archives import Refused
 from arena.course.season.games import play_each
 from arena.match.records import GameRecord
 
 if TYPE_CHECKING:
-    from arena.course.season.games import GamePlayer
+    from arena.course.season.games import GamePlayer, OnGame
     from arena.match.spec import MatchSpec
 
 __all__ = ["Course", "Refused", "StudentRow", "Submission", "TooSoon"]
@@ -76,6 +77,8 @@ class StudentRow:
     versions: int
     active_id: int | None
     disabled: bool
+    active_version: int | None = None
+    """The active submission's version number (None without one)."""
 
     @property
     def status(self) -> SubmissionStatus | None:
@@ -95,10 +98,15 @@ class Course:
                                               limits=dataclasses.replace(self.config.limits, sandbox=sandbox))
         self.directory = self.config.directory
         self.store = Store(self.directory)
+        self.clock = self.store.clock
+        """What "now" is for the season (db/clock.py): real time, or staff's rehearsal clock."""
         self.listeners: list[Callable[[], None]] = []
         """Called after a submission is queued (Workers.wake)."""
         self.ladder_listeners: list[Callable[[], None]] = []
         """Called after a student asked for a ladder game (LadderRunner.wake)."""
+        self.phase_listeners: list[Callable[[], None]] = []
+        """Called when phase checks may have come due: a submission's job ended, staff asked for a
+        check again (PhaseChecks.wake)."""
         self.player: GamePlayer | None = None
         """Where this course's games are played while Workers run (their GamePlayer); None: in the
         caller's thread, one match after the other (a command, a test, a benchmark)."""
@@ -107,7 +115,8 @@ class Course:
         self.final_lock = threading.Lock()
         """start_final's check and start take turns on it."""
         self.phase_lock = threading.Lock()
-        """phase_results takes it: two callers never play the same phase games at once."""
+        """Running the phase checks due takes it (arena.course.season.phase_checks.run_due): two
+        threads of a process never play the same phase games at once."""
         self._locks: dict[str, threading.Lock] = {}
         """Student id -> the lock its uploads take turns on (the checks and the writes together)."""
         self._locks_lock = threading.Lock()
@@ -116,14 +125,15 @@ class Course:
         if problems:
             raise config.CourseError("\n".join(problems))
 
-    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+    def play(self, specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
         """Every game of `specs`, their records in order: the one place the course plays games,
         through the running Workers' game player, else here one match after the other. GamesLost
-        when games did not come back (PlayerStopped: the server is stopping)."""
+        when games did not come back (PlayerStopped: the server is stopping). `on_game(record)`:
+        called in the caller's thread for each game as it comes back (a check's progress)."""
         player = self.player
         if player is not None:
-            return player.play(specs)
-        return play_each(specs)
+            return player.play(specs, on_game)
+        return play_each(specs, on_game)
 
     def close(self) -> None:
         """Close this thread's database connection."""
@@ -150,7 +160,7 @@ class Course:
         uploaded too recently, the file too big or not a bot, the report (file name, bytes; PDF or
         Markdown) bad or too big. Stored (files fsynced, rows committed) before it returns, the
         report with its version; the workers are woken."""
-        now = now or utc_now()
+        now = now or self.clock.now()
         if now.tzinfo is None:
             raise ValueError(f"submit(now=...) needs a time with its zone, got {now.isoformat()}")
         row = self._need_student(student_id)
@@ -190,7 +200,7 @@ class Course:
         """Refuse, before anything is read or written, an upload of `size` bytes the student may
         not make now: TooSoon within the upload interval, Refused past the storage cap
         (`storage_mb`)."""
-        now = now or utc_now()
+        now = now or self.clock.now()
         wait_s = self.store.upload_wait(student_id, now, self.config.upload_interval_s)
         if wait_s:
             raise self._too_soon(wait_s)
@@ -270,13 +280,12 @@ class Course:
         by_student: dict[str, list[sqlite3.Row]] = {}
         for r in self.store.submission_rows():
             by_student.setdefault(r["student_id"], []).append(r)
-        found = []
-        for student in self.store.student_rows():
-            rows = by_student.get(student["id"], [])
-            active = _active_id(rows, student["chosen_id"])
-            last = _submission(rows[0], active) if rows else None
-            found.append(StudentRow(_student(student), last, len(rows), active, bool(student["disabled"])))
-        return found
+        return [_student_row(s, by_student.get(s["id"], [])) for s in self.store.student_rows()]
+
+    def row(self, student_id: str) -> StudentRow | None:
+        """One student as staff see them (None: not in the roster)."""
+        student = self.store.student_row(student_id)
+        return None if student is None else _student_row(student, self.store.submission_rows(student_id))
 
     def active_sources_zip(self) -> bytes:
         """A zip of every enabled student's active source: a folder per student id holding the
@@ -319,6 +328,14 @@ def _interval_text(interval_s: float) -> str:
 
 def _student(row: sqlite3.Row) -> Student:
     return Student(row["id"], row["name"], row["email"], row["grp"])
+
+
+def _student_row(student: sqlite3.Row, rows: list[sqlite3.Row]) -> StudentRow:
+    """The staff's row of `student` from its submissions (newest first)."""
+    active = _active_id(rows, student["chosen_id"])
+    last = _submission(rows[0], active) if rows else None
+    version = next((r["version"] for r in rows if r["id"] == active), None)
+    return StudentRow(_student(student), last, len(rows), active, bool(student["disabled"]), version)
 
 
 def _active_id(rows: list[sqlite3.Row], chosen: int | None) -> int | None:

@@ -35,15 +35,17 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from arena import __version__
-from arena.course.course import Course, StudentRow, Submission
+from arena.course.course import Course, Submission
 from arena.course.db.accounts import SESSION_S, Account, AccountError, Accounts, session_secret
-from arena.course.db.states import STATES_JSON, FinalState, LadderState, SubmissionStatus
+from arena.course.db.clock import ClockError, offset_text
+from arena.course.db.states import STATES_JSON, FinalState, LadderState, LadderStatus, SubmissionStatus
 from arena.course.season.archives import Refused
 from arena.course_web import signin
 from arena.course_web.auth import guard, signed_in, staff_only, student_only
 from arena.course_web.bounds import BodyLimit
 from arena.course_web.forms import NO_STORE, api_error, checked_form, json_for_script, safe_next, to_login
 from arena.course_web.season_pages import SeasonPages
+from arena.course_web.staff_pages import StaffPages
 from arena.course_web.student_season import REPORT_PATHS, StudentSeason, max_report_bytes
 from arena.site import model as site_model
 from arena.tournament.store import StoredGame
@@ -110,7 +112,7 @@ class CourseApp:
         self.env.filters["when"] = when
         # the statuses as members, never string literals: in templates and in course.js's data-states
         self.env.globals.update(SubmissionStatus=SubmissionStatus, LadderState=LadderState,
-                                FinalState=FinalState, states_json=STATES_JSON)
+                                LadderStatus=LadderStatus, FinalState=FinalState, states_json=STATES_JSON)
         self.title = course.config.title or f"{course.config.directory.name} · {course.config.game}"
         self.guard = signin.SignInGuard()
 
@@ -120,8 +122,21 @@ class CourseApp:
         account = request.scope.get("account")
         html = self.env.get_template(template).render(
             title=self.title, version=__version__, account=account, csrf=csrf_token(request),
-            poll_ms=STATUS_POLL_MS, **context)
+            poll_ms=STATUS_POLL_MS, rehearsal=self.rehearsal(), **context)
         return HTMLResponse(html, status_code=status, headers={**NO_STORE, **(headers or {})})
+
+    def rehearsal(self) -> dict[str, str] | None:
+        """What every page's banner says while staff rehearse the season on a rehearsal clock
+        (arena/course/db/clock.py), None on real time: never left on unnoticed."""
+        try:
+            found = self.course.clock.rehearsal()
+        except ClockError as exc:
+            return {"problem": str(exc), "now": "", "offset": "", "directory": str(self.course.directory)}
+        if found is None:
+            return None
+        now = found.now(self.course.clock.real_now())
+        return {"problem": "", "now": now.strftime("%Y-%m-%d %H:%M:%S"), "offset": offset_text(found.offset),
+                "directory": str(self.course.directory)}
 
     def not_found(self, request: Request) -> HTMLResponse:
         return self.render(request, "error.html", 404, heading=NOT_FOUND,
@@ -239,10 +254,7 @@ class CourseApp:
         if student is None:
             raise HTTPException(404)
         subs = await run_in_threadpool(self.course.submissions, student_id)
-        row = None
-        if account.is_staff:
-            rows = await run_in_threadpool(self.course.rows)
-            row = next((r for r in rows if r.student.id == student_id), None)
+        row = await run_in_threadpool(self.course.row, student_id) if account.is_staff else None
         sessions = await run_in_threadpool(self.accounts.session_count, student_id) if account.is_staff else 0
         return self.render(request, "student.html", status, headers, student=student, submissions=subs,
                            error=error, protocols=PROTOCOLS, config=self.course.config, row=row,
@@ -391,22 +403,10 @@ class CourseApp:
     @staff_only
     async def staff_home(self, request: Request, account: Account) -> Response:
         rows = await run_in_threadpool(self.course.rows)
-        versions = await run_in_threadpool(self.active_versions, rows)
         from arena.course.season.disqualify import disqualified
 
         out_of = await run_in_threadpool(disqualified, self.course)
-        return self.render(request, "staff.html", rows=rows, versions=versions, config=self.course.config,
-                           disqualified=out_of)
-
-    def active_versions(self, rows: list[StudentRow]) -> dict[int, int]:
-        """Active submission id -> its version number, for the staff's table."""
-        found = {}
-        for row in rows:
-            if row.active_id is not None:
-                s = self.course.submission(row.active_id)
-                if s is not None:
-                    found[s.id] = s.version
-        return found
+        return self.render(request, "staff.html", rows=rows, config=self.course.config, disqualified=out_of)
 
     @staff_only
     async def staff_student(self, request: Request, account: Account) -> Response:
@@ -649,6 +649,7 @@ def create_app(course: Course, accounts: Accounts | None = None, https_cookies: 
         Route("/api/submissions", views.api_list, methods=["GET"]),
         Route("/api" + sub, views.submission_status),
         *SeasonPages(views).routes(),
+        *StaffPages(views).routes(),
         *StudentSeason(views).routes(),
         Mount("/static/course", StaticFiles(directory=COURSE_STATIC), name="course-static"),
         Mount("/static", StaticFiles(directory=SITE_STATIC), name="static"),

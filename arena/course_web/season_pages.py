@@ -60,6 +60,7 @@ class SeasonPages:
             Route("/ladder/games/{gid:int}", self.ladder_game),
             Route("/submissions/{id:int}/report", self.report),
             Route("/staff/phases", self.phases),
+            Route("/staff/phases/recheck", self.recheck_phase, methods=["POST"]),
             Route("/staff/grades", self.grades),
             Route("/staff/grades.csv", self.grades_csv),
             Route("/staff/similarity", self.similarity),
@@ -86,10 +87,9 @@ class SeasonPages:
     def names(self, viewer: Account) -> dict[str, str]:
         """Student id -> the name `viewer` sees: pseudonyms on public pages when [privacy] says so,
         the student's own name to itself, real names to staff."""
-        from arena.course.season.privacy import display_name
+        from arena.course.season.privacy import display_names
 
-        return {s.id: display_name(self.course, s.id, viewer.id, viewer.is_staff)
-                for s in self.course.students()}
+        return display_names(self.course, viewer.id, viewer.is_staff)
 
     # --- the ladder ---
     @signed_in
@@ -103,13 +103,18 @@ class SeasonPages:
         names = self.names(account)
         table = self.ladder.table()
         rows = [ladder_row(r, names) for r in table]
-        context: dict[str, Any] = {"rows": rows, "own": None, "chart": None, "games": [], "opponents": []}
+        status, why = self.ladder.status()
+        context: dict[str, Any] = {"rows": rows, "own": None, "chart": None, "games": [], "opponents": [],
+                                   "ladder_status": status, "ladder_why": why}
         if account.is_staff:
             return context
         mine = self.ladder.games(account.id)
         opponents = [(r.reference, f"{r.reference} (reference bot)") for r in table if r.reference]
-        opponents += sorted(((opaque_opponent(self.course, r.student_id), names.get(r.student_id, ""))
-                             for r in table if r.student_id and r.student_id != account.id),
+        from arena.course.season.privacy import pseudonyms
+
+        others = [r.student_id for r in table if r.student_id and r.student_id != account.id]
+        opaque = pseudonyms(self.course, others)  # the form names a classmate by its pseudonym
+        opponents += sorted(((opaque[sid], names.get(sid, "")) for sid in others),
                             key=lambda o: o[1].lower())
         context.update(own=account.id, chart=rating_chart(self.ladder.history(account.id)),
                        games=[ladder_game_row(g, names, account.id) for g in mine[:LADDER_GAMES_SHOWN]],
@@ -198,12 +203,38 @@ class SeasonPages:
     # --- staff ---
     @staff_only
     async def phases(self, request: Request, account: Account) -> Response:
+        """Who passed each phase; plays nothing: a check not run yet shows queued or running (the
+        background runs it: arena/course/background/phase_checks.py)."""
+        from arena.course.season import phase_checks
         from arena.course.season.phases import phase_results
 
-        results = await run_in_threadpool(phase_results, self.course)
+        def read() -> tuple[list[Any], list[Any], dict[Any, Any]]:
+            return (phase_results(self.course), phase_checks.due(self.course),
+                    phase_checks.progress(self.course.store))
+
+        results, due, running = await run_in_threadpool(read)
         students = {s.id: s for s in await run_in_threadpool(self.course.students)}
+        checking = {"due": len(due), "running": sum(1 for c in due if (c.submission_id, c.key) in running)}
         return self.views.render(request, "phases.html", phases=phase_tables(self.course, results),
-                                 students=students)
+                                 students=students, checking=checking,
+                                 rechecked=request.query_params.get("rechecked", ""))
+
+    @staff_only
+    async def recheck_phase(self, request: Request, account: Account) -> Response:
+        """Drop a student's verdicts in a phase (form fields `student`, `phase`) so that its checks
+        run again in the background; audit-logged with the old verdicts."""
+        from arena.course.season.phase_checks import RECHECKED, recheck
+
+        form = await checked_form(request)
+        student, phase = str(form.get("student", "")).strip(), str(form.get("phase", "")).strip()
+        try:
+            dropped = await run_in_threadpool(recheck, self.course, student, phase or None)
+        except Refused as exc:
+            return self.views.render(request, "error.html", 409, heading="Not checked again",
+                                     message=str(exc))
+        for d in dropped:
+            await run_in_threadpool(self.views.accounts.audit, account.id, RECHECKED, student, d.detail())
+        return RedirectResponse(f"/staff/phases?rechecked={quote(student)}", 303)
 
     @staff_only
     async def grades(self, request: Request, account: Account) -> Response:
@@ -374,7 +405,8 @@ def shown_record(record: GameRecord, names: dict[str, str], viewer: str | None) 
 
 def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:
     """The phases in course.toml's order, each with its results (in student id order), how many
-    passed, its deadline and what it asks for."""
+    passed and how many are still being checked, its deadline, what it asks for and whether it
+    has checks to run (score games, move generation: staff may run them again)."""
     game = rules.load(course.config.game, **course.config.params)
     tables = []
     for phase in course.config.season.phases:
@@ -383,6 +415,8 @@ def phase_tables(course: Any, results: list[Any]) -> list[dict[str, Any]]:
         tables.append({"name": phase.name, "deadline": phase.deadline.isoformat(),
                        "asks": phase.requirements(), "report": phase.report, "results": mine,
                        "passed": sum(1 for m in mine if m["r"].passed),
+                       "checking": sum(1 for m in mine if m["r"].pending),
+                       "checks": phase.score is not None or phase.legal is not None,
                        "provisional": any(m["r"].provisional for m in mine)})
     return tables
 

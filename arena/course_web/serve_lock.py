@@ -1,11 +1,13 @@
 """One server a course directory (issue 33): `arena course serve` holds an flock on
 DIR/serve.lock for its whole life, the file naming its pid and address, so that a second server
 on the same directory (a second set of workers, ladder and season clock) refuses to start and
-says which one runs."""
+says which one runs. `arena course phases DIR --wait` takes it too while it runs the phase checks
+itself (no server runs them), and otherwise waits for the holder's (`holder_alive`)."""
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 from pathlib import Path
 
 LOCK_NAME = "serve.lock"
@@ -36,3 +38,23 @@ def tell_address(fd: int, address: str) -> None:
     """Write the address the server listens on into its lock file, once its socket is bound."""
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()} at {address}\n".encode(), 0)
+
+
+def holder_alive(directory: Path) -> bool:
+    """Whether the process DIR/serve.lock names (a server, or `arena course phases --wait` running
+    the phase checks) still runs: read without taking the lock, so a server starting is never kept
+    from it."""
+    try:
+        text = (Path(directory) / LOCK_NAME).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    match = re.match(r"pid (\d+)", text)
+    if match is None:
+        return False
+    try:
+        os.kill(int(match.group(1)), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a service user's server
+        return True
+    return True

@@ -5,13 +5,18 @@ The server refuses to run students' code unisolated: where bubblewrap cannot san
 why and exits, unless `unsafe_no_sandbox` (for trusted code on a machine without it). It binds its
 socket itself, so `--port 0` takes a free port and the first line printed names the address.
 Where course.toml has a `[ladder]` section a LadderRunner thread plays the ladder's games
-(arena/course/background/ladder.py). SIGTERM or Ctrl-C stops it cleanly: uvicorn stops taking
-requests and finishes the ones under way, then the ladder and the workers finish their games and jobs
-(a job cut short by a harder kill is resumed on the next start: background/submissions.py).
+(arena/course/background/ladder.py); where it has `[[phases]]` a PhaseChecks thread runs their
+score games and move-generation checks (arena/course/background/phase_checks.py). SIGTERM or
+Ctrl-C stops it cleanly: uvicorn stops taking requests and finishes the ones under way, then the
+ladder and the workers finish their games and jobs (a job or phase check cut short by a harder
+kill is resumed on the next start: background/submissions.py, background/phase_checks.py).
 
 The season clock (arena/course/background/season_clock.py) is a thread of the server that starts the
 final tournament (arena.course.season.final) once the last deadline plus the longest extension has
-passed, and resumes a final a stopped server left unfinished.
+passed, and resumes a final a stopped server left unfinished. All of them read "now" from the
+course's clock (arena/course/db/clock.py): while staff rehearse a season on it (`arena course clock`)
+the server says so loudly at its start and whenever it changes, and the clock's watch
+(arena/course/background/clock_watch.py) wakes the loops waiting for a moment of it.
 
 This module is the one place that wires the web front (arena.course_web.app) and the background
 threads (arena.course.background) together, over one Course.
@@ -65,7 +70,10 @@ def check_isolation(unsafe_no_sandbox: bool) -> str | None:
 def listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port (port 0: a free one); ServeError if it cannot bind."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto named: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto is IPPROTO_TCP,
+    # and an accepted socket inherits 0 from a listener made without it: every response then waited
+    # 40 ms for the client's delayed ACK between its headers and its body.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -101,7 +109,9 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     ServeError, CourseError or SandboxUnavailable (one line each) when it cannot start."""
     import uvicorn  # the web stack is imported when a server starts, not by every `arena` command
 
+    from arena.course.background.clock_watch import ClockWatch
     from arena.course.background.ladder import LadderRunner
+    from arena.course.background.phase_checks import PhaseChecks
     from arena.course.background.season_clock import SeasonClock
     from arena.course.background.submissions import Workers
     from arena.course.course import Course
@@ -113,11 +123,14 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     warning = check_isolation(unsafe_no_sandbox)
     # --unsafe-no-sandbox: "auto", the sandbox wherever bubblewrap works (without a cgroup too)
     course = Course(Path(directory), sandbox="auto" if unsafe_no_sandbox else "on")
+    course.clock.rehearsal()  # a clock.json arena did not write: ClockError (one line), nothing started
     lock = serve_lock.hold(course.directory)  # one server a directory: before any worker or clock
     workers = Workers(course, concurrency=concurrency,  # woken by the course on each upload
                       make_backend=_dask_backend(cluster) if cluster else None)
     # the ladder plays only where course.toml has a [ladder] section
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
+    # the phases' score games and move-generation checks, in the background
+    checks = PhaseChecks(course) if course.config.season.phases else None
     accounts = Accounts(course.config.directory, database=course.store.db)  # one connection manager
     app = create_app(course, accounts, https_cookies=https_cookies)
     sock = listen(host, port)
@@ -131,11 +144,19 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     server = uvicorn.Server(config)
     if warning:
         print(f"arena course: {warning}", file=sys.stderr)
+    rehearsal = course.clock.warning()
+    if rehearsal:  # never left on unnoticed: the server's first words, the staff pages' banner
+        print(f"arena course: {rehearsal}", file=sys.stderr, flush=True)
     workers.start()
     if ladder is not None:
         ladder.start()
+    if checks is not None:
+        checks.start()
     season = SeasonClock(course)
     season.start()
+    # a rehearsal clock set, advanced or ended meanwhile: the loops waiting for a moment look again
+    watch = ClockWatch(course, [season.wake, *(loop.wake for loop in (checks, ladder) if loop is not None)])
+    watch.start()
     workers_text = f"{concurrency} worker{'s' if concurrency != 1 else ''}"
     print(f"arena course serve: http://{shown}:{bound_port}/ ({course.config.game}, "
           f"{len(course.students())} students, {workers_text}; Ctrl-C stops)", file=out, flush=True)
@@ -146,10 +167,15 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        watch.stop()
         if ladder is not None:
             ladder.stop(STOP_WAIT_S)
+        if checks is not None:
+            checks.stop(0)  # its games end when the workers' game player stops; it runs again at the start
         season.stop()
         workers.stop(STOP_WAIT_S)
+        if checks is not None:
+            checks.join(STOP_WAIT_S)  # a move-generation check under way: up to its end
         sock.close()
     print("arena course serve: stopped", file=out, flush=True)
     return 0

@@ -222,13 +222,13 @@ def shown_position(game: Any, wire: Any, missing: list[str], extra: list[str]) -
 def season_context(course: Any, student_id: str) -> dict[str, Any]:
     """Everything the season page shows the student: its pseudonym, the freeze time, each phase
     (deadline with the extension, requirements, status, evidence, games, disagreeing positions,
-    the report judged) and the final (its table under the names the student sees, its games)."""
+    the report judged; `pending`: its checks not run yet, where each stands: the page plays
+    nothing) and the final (its table under the names the student sees, its games)."""
     import rules
-    from arena.course.db.store import utc_now
     from arena.course.season import privacy
 
     config = course.config
-    now = utc_now()
+    now = course.clock.now()
     season = config.season
     extension = season.extensions.get(student_id)
     game = rules.load(config.game, **config.params)
@@ -243,6 +243,7 @@ def season_context(course: Any, student_id: str) -> dict[str, Any]:
             "extended": own != phase.deadline, "open": now < own, "asks": phase.requirements(),
             "takes_report": phase.report, "report_max": phase.report_max_bytes,
             "passed": r.passed, "provisional": r.provisional, "evidence": r.evidence,
+            "pending": list(r.pending),
             "submission_id": r.submission_id,
             "games": [{"id": g, "url": f"/phase-games/{quote(g)}"} for g in r.game_ids],
             "positions": [shown_position(game, *d) for d in r.disagreements],

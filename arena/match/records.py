@@ -173,6 +173,12 @@ class GameRecord:
         """The game was aborted (see ABORTED): it has no result and counts for nobody."""
         return self.reason == ABORTED
 
+    def lost_on_time_under_load(self) -> bool:
+        """A bot lost it on time while the machine's load kept it from a CPU (Forfeiture.under_load):
+        a verdict the course does not keep, playing the game again (course/season/jobs.py)."""
+        forfeit = self.forfeiture
+        return forfeit is not None and forfeit.under_load
+
     def winner_seat(self) -> int | None:
         """The seat that won, None for a draw or a double forfeit."""
         return self.winner if self.winner in (0, 1) else None

@@ -1,16 +1,27 @@
-"""A bot that thinks on the CPU: `python cpu_burner.py SECONDS`. At each turn it spins until its
-own process has used SECONDS more of CPU time (time.process_time), then plays legal[0], saying in
-its info how much CPU it measured itself for the move: {"cpu_s": ...}. Written on the raw protocol,
-so nothing but the spinning costs CPU.
+"""A bot that thinks on the CPU: `python cpu_burner.py SECONDS [thread]`. At each turn it spins until
+its own process has used SECONDS more of CPU time (time.process_time), then plays legal[0], saying
+in its info how much CPU it measured itself for the move: {"cpu_s": ...}. With `thread` it spins in
+a new thread each move, joined by the main one (as a bot whose search runs in a thread of its own).
+Written on the raw protocol, so nothing but the spinning costs CPU.
 """
 import os
 import sys
+import threading
 import time
 
 import msgpack
 import zmq
 
 burn = float(sys.argv[1])
+in_thread = sys.argv[2:] == ["thread"]
+
+
+def spin():
+    start = time.process_time()
+    while time.process_time() - start < burn:
+        pass
+
+
 context = zmq.Context()
 socket = context.socket(zmq.DEALER)
 socket.setsockopt(zmq.LINGER, 0)
@@ -21,8 +32,12 @@ while True:
     message = msgpack.unpackb(socket.recv())
     if message["type"] == "turn":
         start = time.process_time()
-        while time.process_time() - start < burn:
-            pass
+        if in_thread:
+            searcher = threading.Thread(target=spin)
+            searcher.start()
+            searcher.join()
+        else:
+            spin()
         socket.send(msgpack.packb({"type": "move", "game_id": message["game_id"], "ply": message["ply"],
                                    "move": message["legal"][0],
                                    "info": {"cpu_s": time.process_time() - start}}))

@@ -30,6 +30,9 @@ class Loop:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.rounds = 0
+        """Rounds run so far, by all its threads (a test waits for the next one)."""
+        self._rounds_lock = threading.Lock()
 
     def run_once(self) -> object:
         """Do what is due now (a round of the loop); a subclass's work."""
@@ -80,6 +83,8 @@ class Loop:
                     self.run_once()
                 except Exception:  # a bug of ours: logged, the loop goes on
                     log.exception("%s", self.name)
+                with self._rounds_lock:
+                    self.rounds += 1
                 if not self._stopping.is_set():
                     self._wake.wait(self.interval_s)
         finally:

@@ -1,6 +1,7 @@
 """The season clock: the server's thread that starts the final tournament
-(arena.course.season.final) once the last deadline plus the longest extension has passed, and
-resumes a final a stopped server left unfinished."""
+(arena.course.season.final) once the last deadline plus the longest extension has passed on the
+course's clock, and resumes a final a stopped server left unfinished. A rehearsal clock moved
+(`arena course clock`) wakes it at once (background/clock_watch.py)."""
 from __future__ import annotations
 
 import logging

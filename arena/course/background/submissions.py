@@ -11,7 +11,6 @@ thread is abandoned and may write nothing more). Nothing a submission holds can 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from arena.cell import sandbox
 from arena.course.background.loop import Loop
 from arena.course.db.states import SubmissionStatus
 from arena.course.season.games import GamePlayer
-from arena.course.season.jobs import Abandoned, Job, job_deadline_s, private_paths, run_job
+from arena.course.season.jobs import Abandoned, Job, hide_from_bots, job_deadline_s, run_job
 from arena.tournament.backends import Backend, LocalPool
 
 if TYPE_CHECKING:
@@ -58,9 +57,7 @@ class Workers(Loop):
 
     def start(self) -> None:
         sandbox.decide(self.course.config.limits.sandbox)  # refuse before anything runs
-        private = private_paths(self.course.directory)  # inherited by every process the games start
-        known = os.environ.get(sandbox.PRIVATE_ENV, "").split(os.pathsep)
-        os.environ[sandbox.PRIVATE_ENV] = os.pathsep.join(p for p in dict.fromkeys([*known, *private]) if p)
+        hide_from_bots(self.course.directory)  # inherited by every process the games start
         requeued = self.course.store.requeue_interrupted()
         if requeued:
             log.info("requeued interrupted submissions %s", requeued)
@@ -114,6 +111,8 @@ class Workers(Loop):
     def _run_job(self, job: Job) -> None:
         try:
             run_job(self.course.config, self.course.store, job.submission_id, job, self.player.play)
+            for listener in list(self.course.phase_listeners):  # a version qualified: its phase checks
+                listener()
         except Abandoned:  # its end came after the worker had failed it as stuck
             log.warning("submission %s: its abandoned job ended (in step %s)", job.submission_id, job.step)
         finally:

@@ -388,6 +388,7 @@ memory_mb = 2048
 # neighbours = 3               # an opponent is chosen among this many bots nearest in rating
 # time = 1.5                   # the ladder games' clock (default: the course's time)
 # poll_s = 10                  # how often the server looks at what is due (seconds)
+# until = 2027-01-10T23:59:00+01:00   # when it stops (default: the last deadline); paused during the final
 #
 # --- the final and the grades (docs/course.md, "The final, grades and pseudonyms") ---
 # [final]                      # played once the last deadline (plus the longest extension) has passed

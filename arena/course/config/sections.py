@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from arena.course.config import checks
 from arena.match.clock import TimeControl
+from arena.similarity.fingerprints import DEFAULT_MIN_MATCH_TOKENS, DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseError
@@ -210,7 +211,7 @@ LADDER_MODELS = ("plackett-luce", "thurstone-mosteller-full")
 LADDER_DEFAULTS: dict[str, Any] = {
     "games_per_hour": 6.0, "placement_games": 4, "reference": ["random", "greedy", "alphabeta"],
     "unrated_per_hour": 3, "model": "plackett-luce", "openings": "random:2", "neighbours": 3, "poll_s": 10.0}
-LADDER_KEYS = set(LADDER_DEFAULTS) | {"time"}
+LADDER_KEYS = set(LADDER_DEFAULTS) | {"time", "until"}
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,8 @@ class LadderSettings:
     """How often the server's LadderRunner (arena.course.background.ladder) looks at what is due (seconds)."""
     time_control: TimeControl | None = None
     """The ladder games' clock (None: the course's)."""
+    until: datetime | None = None
+    """When the ladder stops playing (None: at the course's last deadline, when it has one)."""
 
 
 def read_ladder(raw_section: Any, fail: Fail, game: str | None, params: dict[str, Any],
@@ -278,11 +281,17 @@ def read_ladder(raw_section: Any, fail: Fail, game: str | None, params: dict[str
                                                wall_factor=clock.wall_factor)
         except ValueError as exc:
             raise fail("ladder.time", str(exc)) from None
+    until = None
+    if "until" in raw:
+        try:
+            until = checks.moment(raw["until"])
+        except ValueError as exc:
+            raise fail("ladder.until", str(exc)) from None
     return LadderSettings(
         games_per_hour=number("games_per_hour"), placement_games=whole("placement_games", 0),
         reference=tuple(reference), unrated_per_hour=whole("unrated_per_hour", 0), model=model,
         openings=openings, neighbours=whole("neighbours", 1), poll_s=number("poll_s"),
-        time_control=ladder_clock)
+        time_control=ladder_clock, until=until)
 
 
 # --- [final] ---
@@ -415,8 +424,8 @@ class SimilaritySettings:
     code) and `min_match_tokens` (shorter matching passages are ignored: about four lines of code;
     the standard board loop every honest bot has is shorter)."""
 
-    threshold: float = 0.5
-    min_match_tokens: int = 40
+    threshold: float = DEFAULT_THRESHOLD
+    min_match_tokens: int = DEFAULT_MIN_MATCH_TOKENS
 
 
 def read_similarity(raw_section: Any, fail: Fail) -> SimilaritySettings:

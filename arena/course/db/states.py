@@ -43,6 +43,15 @@ class LadderState(StrEnum):
         return self in (LadderState.DONE, LadderState.ERRORED)
 
 
+class LadderStatus(StrEnum):
+    """Whether the ladder plays: open, paused (while the final is played) or ended (past `[ladder]
+    until`)."""
+
+    OPEN = "open"
+    PAUSED = "paused"
+    ENDED = "ended"
+
+
 class FinalState(StrEnum):
     """The final: not started, running (started, not every game stored), finished, published."""
 

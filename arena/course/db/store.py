@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.course.config.course_toml import Student
+from arena.course.db.clock import CourseClock
 from arena.course.db.database import DB_NAME, Database
 from arena.course.db.files import write_atomically
 from arena.course.db.states import FINISHED, UNDER_WAY, SubmissionStatus
@@ -32,10 +33,6 @@ RUNNING = UNDER_WAY
 MAX_ATTEMPTS = 3
 """A job interrupted (the server killed) this many times fails with reason "interrupted"."""
 
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def iso(moment: datetime) -> str:
@@ -74,6 +71,9 @@ class Store:
         self.files.mkdir(mode=0o700, exist_ok=True)  # students' code: arena's user's only
         self.db = Database(self.path)
         """course.db's connections (one a thread), shared with the accounts (db/accounts.py)."""
+        self.clock = CourseClock(self.directory)
+        """The course's time (db/clock.py: real time, or staff's rehearsal clock): every time the
+        store records, and every "now" of the season's logic (`Course.clock` is this one)."""
 
     # --- connections (db/database.py) ---
     def connection(self) -> sqlite3.Connection:
@@ -186,6 +186,15 @@ class Store:
         found = self.rows("SELECT * FROM submissions WHERE id = ?", submission_id)
         return found[0] if found else None
 
+    def active_rows(self) -> list[sqlite3.Row]:
+        """Each roster student's active submission (with `disabled`, the student's), in id order:
+        the chosen one while it is qualified, else the latest qualified (Course.rows, in one query)."""
+        return self.rows(
+            "SELECT s.*, st.disabled FROM students st JOIN submissions s ON s.id = COALESCE("
+            "(SELECT c.id FROM submissions c WHERE c.id = st.chosen_id AND c.student_id = st.id "
+            "AND c.status = 'qualified'), (SELECT MAX(q.id) FROM submissions q WHERE q.student_id = st.id "
+            "AND q.status = 'qualified')) WHERE st.in_roster = 1 ORDER BY st.id")
+
     def submission_rows(self, student_id: str | None = None) -> list[sqlite3.Row]:
         """A student's submissions (everyone's with None), newest first."""
         if student_id is None:
@@ -197,7 +206,7 @@ class Store:
         """At the workers' start: every running job back to queued (its submission's status too),
         except one interrupted MAX_ATTEMPTS times, which fails with reason "interrupted". The ids
         requeued."""
-        now = iso(utc_now())
+        now = iso(self.clock.now())
         with self.write() as db:
             given_up = [r[0] for r in db.execute(
                 "SELECT submission_id FROM jobs WHERE state = 'running' AND attempts >= ?", (MAX_ATTEMPTS,))]
@@ -221,7 +230,7 @@ class Store:
             if row is None:
                 return None
             db.execute("UPDATE jobs SET state = 'running', attempts = attempts + 1, started = ? "
-                       "WHERE submission_id = ?", (iso(utc_now()), row[0]))
+                       "WHERE submission_id = ?", (iso(self.clock.now()), row[0]))
             return int(row[0])
 
     def set_status(self, submission_id: int, status: str) -> None:
@@ -245,14 +254,14 @@ class Store:
                 db.executemany("INSERT INTO games (submission_id, number, record) VALUES (?, ?, ?)",
                                [(submission_id, n, text) for n, text in enumerate(games)])
             db.execute("UPDATE submissions SET status = ?, reason = ?, detail = ?, finished = ? WHERE id = ?",
-                       (status, reason, detail, iso(utc_now()), submission_id))
+                       (status, reason, detail, iso(self.clock.now()), submission_id))
             db.execute("DELETE FROM jobs WHERE submission_id = ?", (submission_id,))
 
     def requeue(self, submission_id: int) -> bool:
         """Build and qualify a finished submission again (staff): back to queued, its old verdict,
         log and games replaced when it runs again. False (nothing done) for one not finished: it is
         queued or running already, and must not run twice at once."""
-        now = iso(utc_now())
+        now = iso(self.clock.now())
         with self.write() as db:
             done = db.execute("UPDATE submissions SET status = 'queued', reason = NULL, detail = NULL, "
                               "finished = NULL WHERE id = ? AND status IN ('qualified', 'failed')",

@@ -10,6 +10,7 @@ no build.sh, an empty or unreadable file. Nothing here runs what was uploaded.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -256,6 +257,21 @@ def write_file(path: Path, content: bytes, mode: int = 0o644) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(content)
     os.chmod(path, mode)  # whatever the umask took away
+
+
+def code_digest(filename: str, data: bytes, kind: str) -> str:
+    """The sha256 of an upload's code, the same for the same code however it was packed: a file's
+    bytes; for an archive, each file's path (its one top folder stripped), mode and bytes, in path
+    order, so that the same files zipped again (new dates, another order) give the same digest.
+    Refused for an archive that cannot be read."""
+    if kind != "archive":
+        return hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    for member, content in sorted(read_members(filename, data), key=lambda m: m[0].path):
+        line = f"{member.path}\0{int(member.executable or member.path == KIT_MARK)}\0{len(content)}\0"
+        digest.update(line.encode())
+        digest.update(content)
+    return digest.hexdigest()
 
 
 def shown_files(filename: str, data: bytes, kind: str) -> list[tuple[str, str]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arena.course.db.store import iso, utc_now
+from arena.course.db.store import iso
 from arena.course.season.archives import Refused
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def disqualify(course: Course, student_id: str, reason: str, actor: str) -> Disq
         raise Refused(f"the reason is {len(reason)} characters, at most {MAX_REASON_CHARS}")
     if course.student(student_id) is None:
         raise Refused(f"no student {student_id!r} in the roster")
-    found = Disqualification(student_id, reason, iso(utc_now()), actor)
+    found = Disqualification(student_id, reason, iso(course.clock.now()), actor)
     with course.store.write() as db:
         db.execute("INSERT OR REPLACE INTO disqualifications (student_id, reason, at, actor) "
                    "VALUES (?, ?, ?, ?)",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from arena.course.db.files import write_atomically
 from arena.course.db.states import FINISHED as FINISHED_STATUSES
 from arena.course.db.states import FinalState, SubmissionStatus
-from arena.course.db.store import iso, utc_now
+from arena.course.db.store import iso
 from arena.course.season import phases
 from arena.tournament import config as tconfig
 
@@ -203,7 +203,7 @@ def _begin(course: Course, rerun: bool) -> tuple[int, tconfig.Tournament]:
     tournament = tconfig.from_dict(tomllib.loads(text), path)  # checked before anything is recorded
     write_atomically(path, text, 0o644)  # whole or absent after any stop
     with course.store.write() as db:
-        db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(utc_now())))
+        db.execute("INSERT INTO final_runs (run, started) VALUES (?, ?)", (run, iso(course.clock.now())))
         db.executemany("INSERT INTO final_entrants (run, student_id, submission_id, bot, command) "
                        "VALUES (?, ?, ?, ?, ?)",
                        [(run, e.student_id, e.submission_id, e.bot, shlex.join(e.command)) for e in found])
@@ -230,7 +230,7 @@ def run_final(course: Course, rerun: bool = False, concurrency: int | None = Non
     if played >= tournament.total_games() and not summary.interrupted and not summary.failures:
         with course.store.write() as db:
             done = db.execute("UPDATE final_runs SET finished = ? WHERE run = ? AND finished IS NULL",
-                              (iso(utc_now()), run)).rowcount
+                              (iso(course.clock.now()), run)).rowcount
         if done:
             _tell(course, f"final run {run} finished", f"{played} games")
     elif summary.failures:
@@ -298,6 +298,18 @@ def is_running(course: Course) -> bool:
     """A final thread of this course is playing (start_final; `Course.final_thread`)."""
     thread = course.final_thread
     return thread is not None and thread.is_alive()
+
+
+def under_way(course: Course) -> int | None:
+    """The run of the final under way: playing in this process, or started and not finished
+    (played by `arena course final --start`, or stopped and resumed at the next start); None when
+    no run is. The ladder pauses meanwhile (arena.course.season.ladder)."""
+    last = _last_run(course)
+    if last is not None and last["finished"] is None:
+        return int(last["run"])
+    if is_running(course):  # started here, its run not recorded yet
+        return (last["run"] if last is not None else 0) + 1
+    return None
 
 
 # --- status and publishing ---
@@ -390,7 +402,7 @@ def publish_final(course: Course) -> FinalStatus:
     publish_site(status.results_dir, final_dir(course) / SITE_DIR,
                  final_dir(course) / f"final-{status.run}.toml")
     with course.store.write() as db:
-        db.execute("UPDATE final_runs SET published = ? WHERE run = ?", (iso(utc_now()), status.run))
+        db.execute("UPDATE final_runs SET published = ? WHERE run = ?", (iso(course.clock.now()), status.run))
     return final_status(course)
 
 
@@ -400,7 +412,7 @@ def due(course: Course, now: datetime | None = None) -> bool:
     there is none (and no final thread of this process is playing, and no other process holds its
     run's lock). Without `[final]` staff start it themselves (`arena course final DIR --start`)."""
     when = final_deadline(course.config)
-    if "final" not in course.config.sections or when is None or (now or utc_now()) < when \
+    if "final" not in course.config.sections or when is None or (now or course.clock.now()) < when \
             or is_running(course):
         return False
     last = _last_run(course)

@@ -12,13 +12,14 @@ workers (the local pool, or Dask with a cluster's address).
     player.stop()
 
 Without a running player (a command, a test) `play_each` plays the games in the caller's thread;
-`Course.play` chooses between the two.
+`Course.play` chooses between the two. `snapshot()` tells staff's queue page what is in flight.
 """
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 
 PlayGames = Callable[[list[MatchSpec]], list[GameRecord]]
 """What plays games: their specs -> the records, in order (Course.play, GamePlayer.play, play_each)."""
+OnGame = Callable[[GameRecord], None]
+"""Told of each game as it comes back, in the thread that asked for the games (a check's progress)."""
 
 POLL_S = 0.1
 """How long the player's thread waits for new specs or events at a time (seconds)."""
@@ -55,6 +58,24 @@ class _Order:
     left: int = 0
     stopped: bool = False
     done: threading.Event = field(default_factory=threading.Event)
+    since: float = field(default_factory=time.time)
+    """When the caller handed it over (Unix time)."""
+
+    arrived: queue.Queue[GameRecord] = field(default_factory=queue.Queue)
+    """Each record as it came back, for the caller's `on_game` (the player's thread puts them)."""
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """A match handed to the player and not yet back, as staff's queue page shows it: its id
+    ("qualify-12", "ladder-7", "phase-random-12"), its bots, its games and how many are back,
+    and since when it waits or plays (Unix time)."""
+
+    match_id: str
+    bots: tuple[str, ...]
+    games: int
+    done: int
+    since: float
 
 
 class GamePlayer:
@@ -67,6 +88,9 @@ class GamePlayer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._failed: BaseException | None = None
+        self._orders: list[_Order] = []
+        """The orders handed over and not yet done (read by `snapshot`, changed under `_lock`)."""
+        self._lock = threading.Lock()
 
     def start(self) -> None:
         self._stopping.clear()
@@ -80,21 +104,44 @@ class GamePlayer:
             self._thread.join(timeout_s)
             self._thread = None
 
-    def play(self, specs: list[MatchSpec]) -> list[GameRecord]:
+    def play(self, specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
         """Every game of `specs`, in order of the specs and their game numbers; GamesLost when some did
-        not come back (or the player stopped first)."""
+        not come back (or the player stopped first). `on_game(record)`: called in this thread for
+        each game as it comes back."""
         if self._thread is None or not self._thread.is_alive():
             raise PlayerStopped(f"the course's game player is not running{self._why_down()}")
         order = _Order(list(specs), left=sum(len(s.game_numbers) for s in specs))
-        self._inbox.put(order)
-        while not order.done.wait(POLL_S):
-            if self._thread is None or not self._thread.is_alive():
-                raise PlayerStopped(f"the course's game player stopped{self._why_down()}")
+        with self._lock:
+            self._orders.append(order)
+        try:
+            self._inbox.put(order)
+            while not order.done.wait(POLL_S):
+                _tell(order, on_game)
+                if self._thread is None or not self._thread.is_alive():
+                    raise PlayerStopped(f"the course's game player stopped{self._why_down()}")
+            _tell(order, on_game)
+        finally:
+            with self._lock:
+                self._orders.remove(order)
         if order.stopped:
             raise PlayerStopped("the server stopped before the games ended")
         if order.problems:
             raise GamesLost("; ".join(order.problems))
         return [order.records[s.game_id(n)] for s in order.specs for n in s.game_numbers]
+
+    def snapshot(self) -> list[InFlight]:
+        """The matches handed over and not yet back, oldest first: a cheap read-only copy (no
+        backend call), for staff's queue page."""
+        with self._lock:
+            orders = list(self._orders)
+        found = []
+        for order in orders:
+            done = set(order.records.copy())  # the player's thread adds to it: copied at once
+            for spec in order.specs:
+                ids = [spec.game_id(n) for n in spec.game_numbers]
+                found.append(InFlight(spec.match_id, tuple(b.name for b in spec.bots), len(ids),
+                                      sum(1 for i in ids if i in done), order.since))
+        return found
 
     def _why_down(self) -> str:
         return f": {type(self._failed).__name__}: {self._failed}" if self._failed else ""
@@ -147,6 +194,7 @@ class GamePlayer:
             if order is None:
                 return
             order.records[event.record.game_id] = event.record
+            order.arrived.put(event.record)
             order.left -= 1
         elif isinstance(event, Problem) and event.spec is not None:
             order = orders.get(event.spec.match_id)
@@ -164,6 +212,18 @@ class GamePlayer:
             order.done.set()
 
 
-def play_each(specs: list[MatchSpec]) -> list[GameRecord]:
-    """Every game of `specs` here, one match after the other: the records, in order."""
-    return [record for spec in specs for record in run_match(spec)]
+def _tell(order: _Order, on_game: OnGame | None) -> None:
+    """Hand `on_game` the records that came back since it was last told."""
+    while True:
+        try:
+            record = order.arrived.get_nowait()
+        except queue.Empty:
+            return
+        if on_game is not None:
+            on_game(record)
+
+
+def play_each(specs: list[MatchSpec], on_game: OnGame | None = None) -> list[GameRecord]:
+    """Every game of `specs` here, one match after the other: the records, in order (`on_game`
+    told of each as it ends)."""
+    return [record for spec in specs for record in run_match(spec, on_game=on_game)]

@@ -15,7 +15,9 @@ and DIR/grades.json beside it: its provenance (which run, published or provision
 
 Grades follow the last PUBLISHED run of the final; before any is published, the last run
 (provisional). `total` = bonus - penalty, 0 for a disqualified student (season/disqualify.py,
-its reason in `disqualified`). `[grading] columns` names roster columns added at the end.
+its reason in `disqualified`). `phases pending` names the phases whose checks of the student's
+version have not run yet (the background runs them): its `phases passed` may still grow.
+`[grading] columns` names roster columns added at the end.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 GRADES_NAME = "grades.csv"
 PROVENANCE_NAME = "grades.json"
 COLUMNS = ("id", "name", "group", "final rank", "points", "score %", "bonus", "time forfeits", "penalty",
-           "phases passed", "total", "disqualified")
+           "phases passed", "total", "disqualified", "phases pending")
 """grades.csv's columns, then those `[grading] columns` names."""
 
 
@@ -57,6 +59,9 @@ class GradeRow:
     shared: int = 1
     disqualified: str = ""
     """The reason a student was disqualified ("" if not): its total is 0."""
+    phases_pending: list[str] = field(default_factory=list)
+    """The phases whose checks of the student's version have not run yet (the background runs
+    them): neither passed nor failed until they have."""
 
     @property
     def total(self) -> float:
@@ -72,17 +77,26 @@ def lost_on_time(record: GameRecord, player: str) -> bool:
     return side is not None and side.reason == Forfeit.TIMEOUT
 
 
-def _phases(course: Course) -> dict[str, list[str]]:
-    """Student id -> the phases it passed (arena.course.season.phases, where present)."""
-    try:
-        from arena.course.season.phases import phase_results  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
+def _phases(course: Course) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Student id -> the phases it passed, and student id -> the phases whose checks are still to
+    run (arena.course.season.phases: nothing is played here)."""
+    from arena.course.season.phases import phase_results
+
     passed: dict[str, list[str]] = {}
+    pending: dict[str, list[str]] = {}
     for result in phase_results(course):
         if result.passed:
             passed.setdefault(result.student_id, []).append(result.phase)
-    return passed
+        elif result.pending:
+            pending.setdefault(result.student_id, []).append(result.phase)
+    return passed, pending
+
+
+def pending_checks(course: Course) -> int:
+    """How many phase checks due have not run yet: while any has not, "phases passed" may grow."""
+    from arena.course.season.phase_checks import due
+
+    return len(due(course))
 
 
 def grades(course: Course) -> list[GradeRow]:
@@ -101,7 +115,7 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     published = final.published_run(course)
     status = final.final_status(course, published)  # the published run, else the last (provisional)
     latest = final.final_status(course) if published is not None else status
-    passed = _phases(course)
+    passed, pending = _phases(course)
     out_of = disqualified(course)
     per_student: dict[str, tuple[int, int, float, float, int]] = {}  # rank, shared, points, score %, forfeits
     notes: list[str] = []
@@ -135,12 +149,18 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
     bonus_text = ", ".join(f"{b:g}" for b in rules.bonus)
     per = "game lost on time" if rules.penalty_per == "game" else "student who lost a game on time"
     notes.append(f"bonus = [{bonus_text}]; timeout_penalty = {rules.timeout_penalty:g} per {per}")
+    if pending:
+        students = f"{len(pending)} student{'s' * (len(pending) != 1)}"
+        notes.append(f"phases pending: the checks of {students} have not "
+                     "run yet (the server runs them; `arena course phases DIR --wait` waits for them): their "
+                     "\"phases passed\" is provisional")
     out = []
     for student in course.students():
         found = per_student.get(student.id)
         if found is None:
             out.append(GradeRow(student.id, student.name, student.group, None, None, None, 0, 0, 0,
-                                passed.get(student.id, []), disqualified=_why(out_of, student.id)))
+                                passed.get(student.id, []), disqualified=_why(out_of, student.id),
+                                phases_pending=pending.get(student.id, [])))
             continue
         rank, shared, points, pct, forfeits = found
         places = range(rank, rank + shared)
@@ -150,7 +170,8 @@ def _grades(course: Course) -> tuple[list[GradeRow], list[str]]:
         else:
             penalty = rules.timeout_penalty if forfeits else 0
         out.append(GradeRow(student.id, student.name, student.group, rank, points, pct, bonus, forfeits,
-                            penalty, passed.get(student.id, []), shared, _why(out_of, student.id)))
+                            penalty, passed.get(student.id, []), shared, _why(out_of, student.id),
+                            pending.get(student.id, [])))
     out.sort(key=lambda r: (r.rank is None, r.rank or 0, r.student_id))
     return out, notes
 
@@ -193,7 +214,7 @@ def _csv_and_notes(course: Course) -> tuple[str, list[str]]:
         writer.writerow([r.student_id, r.name, r.group, rank, _num(r.points),
                          "" if r.score_pct is None or math.isnan(r.score_pct) else f"{r.score_pct:.1f}",
                          _num(r.bonus), r.time_forfeits, _num(r.penalty), " ".join(r.phases_passed),
-                         _num(r.total), r.disqualified,
+                         _num(r.total), r.disqualified, " ".join(r.phases_pending),
                          *(extras.get(r.student_id, {}).get(c, "") for c in wanted)])
     return buffer.getvalue(), notes
 
@@ -201,13 +222,13 @@ def _csv_and_notes(course: Course) -> tuple[str, list[str]]:
 def provenance(course: Course, notes: list[str] | None = None) -> dict[str, Any]:
     """grades.json: which run the grades come from, published or provisional, the rules, and the
     notes that used to head grades.csv."""
-    from arena.course.db.store import iso, utc_now
+    from arena.course.db.store import iso
     from arena.course.season import final
 
     rules = course.config.grading
     run = final.published_run(course)
     status = final.final_status(course, run)
-    return {"file": GRADES_NAME, "written": iso(utc_now()), "run": status.run,
+    return {"file": GRADES_NAME, "written": iso(course.clock.now()), "run": status.run,
             "published": status.published, "provisional": run is None,
             "grading": {"bonus": list(rules.bonus), "timeout_penalty": rules.timeout_penalty,
                         "penalty_per": rules.penalty_per, "columns": list(rules.columns)},

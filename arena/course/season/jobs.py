@@ -55,22 +55,25 @@ PRINTED_TAIL_LINES = 20
 
 
 LOAD_REPLAYS = 2
-"""A judged game (qualification, a phase's score) lost on time while the machine kept the bot from a
-CPU is played again, at most this many times: a verdict must not hang on the server's load, and a
-bot that loads its own CPU gains nothing but the delay."""
+"""A judged game (qualification, a phase's score, a ladder game) lost on time while the machine kept
+the bot from a CPU is played again, at most this many times: a verdict must not hang on the
+server's load, and a bot that loads its own CPU gains nothing but the delay."""
 
 
-def play_judged(spec: MatchSpec, play: PlayGames = play_each) -> tuple[list[GameRecord], int]:
+def play_judged(spec: MatchSpec, play: PlayGames = play_each,
+                replaced: list[GameRecord] | None = None) -> tuple[list[GameRecord], int]:
     """The games of `spec` played by `play` (the course's: Course.play), each one lost on time
     under load played again, up to LOAD_REPLAYS times: (the records in order, how many games were
-    played again)."""
+    played again). The records played again are appended to `replaced`, when given (the ladder
+    says so beside its game)."""
     records = play([spec])
     replayed = 0
     for _ in range(LOAD_REPLAYS):
-        again = [i for i, record in enumerate(records)
-                 if record.forfeiture is not None and record.forfeiture.under_load]
+        again = [i for i, record in enumerate(records) if record.lost_on_time_under_load()]
         if not again:
             break
+        if replaced is not None:
+            replaced.extend(records[i] for i in again)
         numbers = tuple(spec.game_numbers[i] for i in again)
         for i, record in zip(again, play([replace(spec, game_numbers=numbers)]), strict=True):
             records[i] = record
@@ -334,6 +337,14 @@ def private_paths(directory: Path) -> list[str]:
     except OSError:
         names = set()
     return [str(directory / n) for n in sorted(names | set(PRIVATE_NAMES)) if n != BUILDS_DIR]
+
+
+def hide_from_bots(directory: Path) -> None:
+    """Name the course directory's private paths (private_paths) in this process's environment,
+    so that every bot it starts from now on is refused a sandbox that would show one of them."""
+    private = private_paths(directory)
+    known = os.environ.get(sandbox.PRIVATE_ENV, "").split(os.pathsep)
+    os.environ[sandbox.PRIVATE_ENV] = os.pathsep.join(p for p in dict.fromkeys([*known, *private]) if p)
 
 
 def check_own(command: tuple[str, ...], folder: Path) -> None:

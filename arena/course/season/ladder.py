@@ -1,23 +1,24 @@
 """The course's ladder: rated games between the students' active bots and the reference bots, all
-season long, as Galaxy, Halite and Kaggle rank their entrants between deadlines.
+season long, as Galaxy, Halite and Kaggle rank their entrants between deadlines (docs/course.md,
+"[ladder]").
 
-Who plays: every enabled student's ACTIVE version (a new active version is a new ladder entrant:
-it starts from the prior rating and first plays `placement_games` against the reference bots, in
-the order `reference` lists them: the weakest first) and the `[ladder]` reference bots. A ladder
-game is a pair of games, both seats, from one paired opening (arena.match.openings), on the
-course's clock (or `[ladder] time`).
+Who plays: every enabled student's ACTIVE version (a new entrant, from the prior rating, first
+playing `placement_games` against the reference bots, weakest first; unless its code is that of
+the student's previous entrant: archives.code_digest, whose rating and games it takes over) and the
+reference bots. A ladder game is a pair of games, both seats, from one paired opening. It plays
+until `[ladder] until` (default: the last deadline), paused while the final is played (`status`).
 
-The scheduler (`Ladder.due(now)`): each entrant is owed `games_per_hour` games an hour, counted
-over the last hour (a version younger than an hour is owed its share of its age); entrants owed
-games are served fewest-recent-games first, so none is starved, each against the opponent with the
-fewest recent games among its `neighbours` nearest in rating. Unrated games students ask for
-(`request`, at most `unrated_per_hour` an hour each) come first. `due` records what it hands out,
-so a second call does not hand it out again; `record` takes the played games.
+The scheduler (`Ladder.due(now)`): each entrant, reference bots included (once a student's bot is
+placed), is owed `games_per_hour` games over the last hour (its share of its age, when younger), a
+reference bot its placement games at once; those owed are served fewest recent games first, each
+against the least busy of its `neighbours` nearest in rating (`Neighbours`, by bisection). Unrated
+games students ask for (`request`, at most `unrated_per_hour` an hour) come first. `due` records
+what it hands out; `record` takes the played games. A round reads a few queries whatever the
+number of students.
 
-Ratings: openskill's Weng-Lin models (Plackett-Luce by default, or Thurstone-Mosteller full),
-updated game by game; shown as the ordinal mu - 3 sigma (what the table is sorted by: a bot ranks
-high only once the ladder is sure of it) and as mu ± sigma. Aborted games and double forfeits are
-unrated; a forfeit (timeout, crash, illegal move) is a loss, as in every other game.
+Ratings: openskill's Weng-Lin models, updated game by game; shown as the ordinal mu - 3 sigma (the
+table's order) and as mu ± sigma. A forfeit is a loss; aborted games, double forfeits and games
+lost on time under load are unrated (the runner plays those again first: jobs.play_judged).
 
 Tables (course.db): `ladder_players` (an entrant: a student's version or a reference bot, its
 rating), `ladder_games` (a ladder game: its entrants, rated or asked for, its state),
@@ -27,7 +28,9 @@ arena.course.background.ladder.LadderRunner.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import heapq
 import json
 import logging
 import math
@@ -35,20 +38,24 @@ import shlex
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from openskill.models import PlackettLuce, ThurstoneMostellerFull
 
 import rules
 from arena.cell.launcher import resolve_command
-from arena.course.db.states import LadderState
-from arena.course.db.store import iso, utc_now
-from arena.course.season.archives import Refused
+from arena.course.db.states import LadderState, LadderStatus
+from arena.course.db.store import iso
+from arena.course.season import final, phases
+from arena.course.season.archives import Refused, code_digest
 from arena.match.openings import Openings, parse_openings, random_opening
 from arena.match.records import GameRecord
 from arena.match.spec import BotSpec, MatchSpec
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from arena.course.course import Course
 
 log = logging.getLogger(__name__)
@@ -59,6 +66,10 @@ WINDOW = timedelta(hours=1)
 MATCH_PREFIX = "ladder-"
 """A ladder game's match id is "ladder-<its id>"; its two games "ladder-<id>-g0" and "-g1"."""
 REFERENCE_PREFIX = "ref:"
+REPLAYED = "replayed: lost on time under load"
+UNRATED = "not rated: lost on time under load"
+"""What a ladder game's detail says of its games lost on time under load: played again, and (past
+jobs.LOAD_REPLAYS replays) left unrated."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,7 @@ class LadderRow:
     ordinal: float
     games: int
     placed: bool
-    """Its placement games are played (reference bots: always)."""
+    """It has played its `placement_games` (a reference bot too: its rating then means something)."""
 
 
 @dataclass(frozen=True)
@@ -106,17 +117,54 @@ class _Entrant:
     name: str
     student_id: str | None
     submission_id: int | None
-    command: tuple[str, ...]
+    command_line: str
+    """The bot's command, its words joined as a shell would read them (split only for a game)."""
     mu: float
     sigma: float
     games: int
     created: datetime
     recent: int = 0
     """Rated games in the last hour (scheduled ones included)."""
+    planned: int = 0
+    """Rated games played or scheduled (what placement counts)."""
 
     @property
     def ordinal(self) -> float:
         return self.mu - 3 * self.sigma
+
+    @cached_property
+    def command(self) -> tuple[str, ...]:
+        return tuple(shlex.split(self.command_line))
+
+
+class Neighbours:
+    """The `count` entrants nearest in rating (ordinal) to each of `entrants`, nearest first (ties by
+    key), found by bisection in the entrants sorted once by rating: a round of `Ladder.due` at 300
+    entrants took 0.27 s sorting every entrant for each one owed games."""
+
+    def __init__(self, entrants: list[_Entrant], count: int) -> None:
+        self.sorted = sorted(entrants, key=lambda e: (e.ordinal, e.key))
+        self.ordinals = [e.ordinal for e in self.sorted]
+        self.count = count
+
+    def of(self, entrant: _Entrant) -> list[_Entrant]:
+        """The `count` others nearest to `entrant`'s rating: those within `count` places on either
+        side, widened over entrants as near as the farthest of them (equal ratings)."""
+        mine = entrant.ordinal
+        at = bisect.bisect_left(self.ordinals, mine)
+        low, high = max(0, at - self.count - 1), min(len(self.sorted), at + self.count + 2)
+        window = [e for e in self.sorted[low:high] if e.key != entrant.key]
+        if not window:
+            return []
+        window.sort(key=lambda e: (abs(e.ordinal - mine), e.key))
+        reach = abs(window[min(self.count, len(window)) - 1].ordinal - mine)
+        while low > 0 and mine - self.ordinals[low - 1] <= reach:
+            low -= 1
+        while high < len(self.sorted) and self.ordinals[high] - mine <= reach:
+            high += 1
+        near = [e for e in self.sorted[low:high] if e.key != entrant.key]
+        near.sort(key=lambda e: (abs(e.ordinal - mine), e.key))
+        return near[:self.count]
 
 
 class Ladder:
@@ -132,109 +180,191 @@ class Ladder:
         self._lock = threading.Lock()
         """due() and request() of one process take turns (the database makes them consistent too)."""
 
+    @property
+    def until(self) -> datetime | None:
+        """When the ladder stops playing: `[ladder] until`, else the course's last deadline (None:
+        it never stops)."""
+        return self.settings.until or phases.last_deadline(self.config)
+
+    def status(self, now: datetime | None = None) -> tuple[LadderStatus, str]:
+        """Whether the ladder plays at `now`, and why not in a line for its page: ended at `until`,
+        paused while the final is played (its games would compete with the final's for the CPU)."""
+        now = now or self.course.clock.now()
+        until = self.until
+        if until is not None and now >= until:
+            source = "[ladder] until" if self.settings.until is not None else "the course's last deadline"
+            return LadderStatus.ENDED, (f"the ladder ended at {until.isoformat()} ({source}): its ratings "
+                                        "are final")
+        run = final.under_way(self.course)
+        if run is not None:
+            return LadderStatus.PAUSED, (f"the ladder is paused while the final is played (run {run}), so "
+                                         "that the final has the machine: it goes on once the final has "
+                                         "finished")
+        return LadderStatus.OPEN, ""
+
     # --- entrants ---
-    def _entrants(self, now: datetime) -> list[_Entrant]:
+    def _entrants(self, now: datetime, write: bool = True) -> list[_Entrant]:
         """The current entrants (reference bots, then every enabled student's active version),
-        their rows made on first sight at `now`."""
+        their rows made on first sight at `now` (with `write=False` only in memory), with their
+        recent and planned games: a few queries, whatever the number of students."""
         store = self.course.store
-        wanted: list[tuple[str, str, str | None, int | None, tuple[str, ...]]] = []
+        wanted: list[tuple[str, str, str | None, int | None, str]] = []
         for name in self.settings.reference:
-            wanted.append((REFERENCE_PREFIX + name, name, None, None, resolve_command(name)))
-        for row in self.course.rows():
-            if row.active_id is None or row.disabled:
+            wanted.append((REFERENCE_PREFIX + name, name, None, None, shlex.join(resolve_command(name))))
+        active: dict[str, sqlite3.Row] = {}
+        for sub in store.active_rows():  # one query: 300 students' rows took 25-45 ms to make
+            if sub["disabled"] or not sub["command"]:
                 continue
-            sub = store.submission_row(row.active_id)
-            if sub is None or not sub["command"]:
-                continue
-            wanted.append((f"v{sub['id']}", f"{row.student.id}-v{sub['version']}", row.student.id, sub["id"],
-                           tuple(shlex.split(sub["command"]))))
+            sid = sub["student_id"]
+            active[sid] = sub
+            wanted.append((f"v{sub['id']}", f"{sid}-v{sub['version']}", sid, sub["id"], sub["command"]))
         rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
         new = [w for w in wanted if w[0] not in rows]
         if new:  # a write only when the ladder meets a bot for the first time
-            prior = self.model.rating()
-            with store.write() as db:
-                db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, submission_id, "
-                               "mu, sigma, created) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                               [(k, n, s, i, prior.mu, prior.sigma, iso(now)) for k, n, s, i, _ in new])
-            rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+            values = self._new_rows(new, rows, active, now)
+            if write:
+                with store.write() as db:
+                    db.executemany("INSERT OR IGNORE INTO ladder_players (key, name, student_id, "
+                                   "submission_id, mu, sigma, games, created) "
+                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", values)
+                rows = {r["key"]: r for r in store.rows("SELECT * FROM ladder_players")}
+            else:
+                columns = ("key", "name", "student_id", "submission_id", "mu", "sigma", "games", "created")
+                rows.update({v[0]: dict(zip(columns, v, strict=True)) for v in values})  # type: ignore[misc]
         since = iso(now - WINDOW)
         recent: dict[str, int] = {}
-        for r in store.rows("SELECT a, b FROM ladder_games WHERE rated = 1 AND state IN "
-                            "('scheduled', 'done') AND created > ?", since):
-            recent[r["a"]] = recent.get(r["a"], 0) + 2
-            recent[r["b"]] = recent.get(r["b"], 0) + 2
+        pending: dict[str, int] = {}
+        for r in store.rows("SELECT a, b, state, created FROM ladder_games WHERE rated = 1 AND "
+                            "(state = 'scheduled' OR (state = 'done' AND created > ?))", since):
+            for key in (r["a"], r["b"]):
+                if r["created"] > since:
+                    recent[key] = recent.get(key, 0) + 2
+                if r["state"] == LadderState.SCHEDULED:
+                    pending[key] = pending.get(key, 0) + 2
         return [_Entrant(k, n, s, i, command, rows[k]["mu"], rows[k]["sigma"], rows[k]["games"],
-                         datetime.fromisoformat(rows[k]["created"]), recent.get(k, 0))
+                         datetime.fromisoformat(rows[k]["created"]), recent.get(k, 0),
+                         rows[k]["games"] + pending.get(k, 0))
                 for k, n, s, i, command in wanted]
 
-    def _scheduled_games(self) -> dict[str, int]:
-        """Rated games scheduled but not yet recorded, by entrant (they count toward placement)."""
-        out: dict[str, int] = {}
-        for r in self.course.store.rows("SELECT a, b FROM ladder_games "
-                                        "WHERE rated = 1 AND state = 'scheduled'"):
-            out[r["a"]] = out.get(r["a"], 0) + 2
-            out[r["b"]] = out.get(r["b"], 0) + 2
-        return out
+    def _new_rows(self, new: list[tuple[str, str, str | None, int | None, str]],
+                  rows: dict[str, sqlite3.Row], active: dict[str, sqlite3.Row], now: datetime) -> list[tuple]:
+        """The ladder_players rows of entrants met for the first time: the prior rating; a student's
+        version whose code is the same as its previous entrant's takes that one's rating and games
+        over (its history stays: `history` reads every version of the student)."""
+        latest = {r["student_id"]: r for r in sorted(rows.values(), key=lambda r: (r["created"], r["key"]))
+                  if r["student_id"] is not None}  # each student's last entrant
+        prior = self.model.rating()
+        values = []
+        for key, name, sid, submission_id, _ in new:
+            mu, sigma, games = prior.mu, prior.sigma, 0
+            previous = latest.get(sid) if sid is not None else None
+            if previous is not None and self._same_code(previous["submission_id"], active[sid]):  # type: ignore[index]
+                mu, sigma, games = previous["mu"], previous["sigma"], previous["games"]
+                log.info("ladder: %s has the code of %s: it keeps its rating", name, previous["name"])
+            values.append((key, name, sid, submission_id, mu, sigma, games, iso(now)))
+        return values
+
+    def _same_code(self, submission_id: int, new: sqlite3.Row) -> bool:
+        """The submission `submission_id` and `new` hold the same code (archives.code_digest; the
+        same kind and protocol)."""
+        store = self.course.store
+        old = store.submission_row(submission_id)
+        if old is None or old["id"] == new["id"] or (old["kind"], old["protocol"]) != (new["kind"],
+                                                                                       new["protocol"]):
+            return False
+        if old["sha256"] == new["sha256"] or new["kind"] != "archive":
+            return old["sha256"] == new["sha256"]
+        try:
+            return (code_digest(old["filename"], store.read_file(old["sha256"]), old["kind"])
+                    == code_digest(new["filename"], store.read_file(new["sha256"]), new["kind"]))
+        except (OSError, Refused):  # a file gone, an archive that cannot be read: not the same
+            return False
 
     # --- scheduling ---
     def due(self, now: datetime | None = None, limit: int | None = None) -> list[MatchSpec]:
-        """The ladder games to play now (at most `limit` pairs): the unrated ones students asked
-        for, then placement games of new versions, then every entrant owed games against a rating
-        neighbour (fewest recent games first). Each is recorded as scheduled: not handed out again."""
-        now = now or utc_now()
+        """The ladder games to play now (at most `limit` pairs), none while the ladder is paused
+        or ended (`status`): the unrated ones students asked for, then placement games of new
+        versions, then every entrant owed games (reference bots too) against a rating neighbour
+        (fewest recent games first). Each is recorded as scheduled: not handed out again."""
+        now = now or self.course.clock.now()
         with self._lock:
+            if self.status(now)[0] is not LadderStatus.OPEN:
+                return []
             store = self.course.store
             entrants = self._entrants(now)
             by_key = {e.key: e for e in entrants}
-            chosen: list[int] = [r["id"] for r in store.rows(
-                "SELECT id FROM ladder_games WHERE state = 'queued' ORDER BY id")]
-            pairs: list[tuple[str, str]] = []
-            pending = self._scheduled_games()
-            references = [e for e in entrants if e.student_id is None]  # as listed: the weakest first
-            students = [e for e in entrants if e.student_id is not None]
-            hour = WINDOW.total_seconds()
-            # placement first: a new version plays the reference bots from the weakest up
-            for entrant in sorted(students, key=lambda e: (e.games, e.created, e.key)):
-                played = entrant.games + pending.get(entrant.key, 0)
-                while played < self.settings.placement_games and references:
-                    opponent = references[(played // 2) % len(references)]
-                    pairs.append((entrant.key, opponent.key))
-                    entrant.recent += 2
-                    opponent.recent += 2
-                    played += 2
-            # then each entrant owed games (by its share of the last hour), fewest recent games first
-            placed = [e for e in entrants if e.student_id is None
-                      or e.games + pending.get(e.key, 0) >= self.settings.placement_games]
-            while True:
-                owed = [e for e in placed if e.student_id is not None
-                        and e.recent < self.settings.games_per_hour
-                        * min(1.0, (now - e.created).total_seconds() / hour)]
-                if not owed or (limit is not None and len(chosen) + len(pairs) >= limit):
-                    break
-                entrant = min(owed, key=lambda e: (e.recent, e.key))
-                others = [e for e in placed if e.key != entrant.key]
-                if not others:
-                    break
-                near = sorted(others, key=lambda e: (abs(e.ordinal - entrant.ordinal), e.key))
-                opponent = min(near[:self.settings.neighbours], key=lambda e: (e.recent, near.index(e)))
-                pairs.append((entrant.key, opponent.key))
-                entrant.recent += 2
-                opponent.recent += 2
+            chosen: list[tuple[int, str, str]] = [(r["id"], r["a"], r["b"]) for r in store.rows(
+                "SELECT id, a, b FROM ladder_games WHERE state = 'queued' ORDER BY id")]
             if limit is not None:
-                pairs = pairs[:max(0, limit - len(chosen))]
                 chosen = chosen[:limit]
+            pairs = self._pairs(entrants, now, None if limit is None else limit - len(chosen))
             with store.write() as db:
                 db.executemany("UPDATE ladder_games SET state = 'scheduled' WHERE id = ?",
-                               [(i,) for i in chosen])
+                               [(i,) for i, _, _ in chosen])
                 for a, b in pairs:
                     cursor = db.execute("INSERT INTO ladder_games (a, b, rated, created, state) "
                                         "VALUES (?, ?, 1, ?, 'scheduled')", (a, b, iso(now)))
-                    chosen.append(int(cursor.lastrowid))  # type: ignore[arg-type]
-            return [self._spec(i, by_key) for i in chosen]
+                    chosen.append((int(cursor.lastrowid), a, b))  # type: ignore[arg-type]
+            return [self._spec(i, a, b, by_key) for i, a, b in chosen]
 
-    def _spec(self, ladder_id: int, by_key: dict[str, _Entrant]) -> MatchSpec:
-        row = self.course.store.rows("SELECT a, b FROM ladder_games WHERE id = ?", ladder_id)[0]
-        a, b = (self._entrant(row[k], by_key) for k in ("a", "b"))
+    def owed(self, now: datetime | None = None) -> int:
+        """The rated ladder games (pairs) `due` would hand out at `now`, worked out without writing
+        anything (the staff's queue): none while the ladder is paused or ended."""
+        now = now or self.course.clock.now()
+        with self._lock:
+            if self.status(now)[0] is not LadderStatus.OPEN:
+                return 0
+            return len(self._pairs(self._entrants(now, write=False), now, None))
+
+    def _pairs(self, entrants: list[_Entrant], now: datetime, room: int | None) -> list[tuple[str, str]]:
+        """The rated pairs (entrant keys) due at `now`, at most `room`: placement, then games owed."""
+        placement = self.settings.placement_games
+        references = [e for e in entrants if e.student_id is None]  # as listed: the weakest first
+        pairs: list[tuple[str, str]] = []
+
+        def full() -> bool:
+            return room is not None and len(pairs) >= room
+
+        def pair(a: _Entrant, b: _Entrant) -> None:
+            pairs.append((a.key, b.key))
+            for e in (a, b):
+                e.recent += 2
+                e.planned += 2
+
+        # who may meet classmates: a version placed before this round (scheduled games count)
+        pool = [e for e in entrants if e.student_id is None or e.planned >= placement or not references]
+        # placement first: a new version plays the reference bots from the weakest up
+        for entrant in sorted((e for e in entrants if e.student_id is not None),
+                              key=lambda e: (e.games, e.created, e.key)):
+            while entrant.planned < placement and references and not full():
+                pair(entrant, references[(entrant.planned // 2) % len(references)])
+        if len(pool) < 2 or all(e.student_id is None for e in pool):  # no reference games for nobody
+            return pairs
+        # then each entrant owed games (its share of the last hour; a reference bot its placement
+        # too), fewest recent games first, against the least busy of its nearest in rating
+        hour = WINDOW.total_seconds()
+        rate = self.settings.games_per_hour
+        share = {e.key: rate * min(1.0, max(0.0, (now - e.created).total_seconds() / hour)) for e in pool}
+        by_rating = Neighbours(pool, self.settings.neighbours)
+        by_key = {e.key: e for e in pool}
+        waiting = [(e.recent, e.key) for e in pool]
+        heapq.heapify(waiting)
+        while waiting and not full():
+            recent, key = heapq.heappop(waiting)
+            entrant = by_key[key]
+            if recent != entrant.recent:  # it played meanwhile (as an opponent): in its new place
+                heapq.heappush(waiting, (entrant.recent, key))
+                continue
+            owed = entrant.recent < share[key] or (entrant.student_id is None and entrant.planned < placement)
+            if not owed:  # and it never will be again this round: its games only grow
+                continue
+            near = by_rating.of(entrant)  # never none: the pool holds two entrants or more
+            pair(entrant, min(enumerate(near), key=lambda n_e: (n_e[1].recent, n_e[0]))[1])
+            heapq.heappush(waiting, (entrant.recent, key))
+        return pairs
+
+    def _spec(self, ladder_id: int, key_a: str, key_b: str, by_key: dict[str, _Entrant]) -> MatchSpec:
+        a, b = self._entrant(key_a, by_key), self._entrant(key_b, by_key)
         return MatchSpec(
             match_id=f"{MATCH_PREFIX}{ladder_id}", game=self.config.game,
             bots=(BotSpec(a.name, a.command), BotSpec(b.name, b.command)),
@@ -248,10 +378,10 @@ class Ladder:
             return by_key[key]
         row = self.course.store.rows("SELECT * FROM ladder_players WHERE key = ?", key)[0]
         if row["student_id"] is None:
-            command = resolve_command(row["name"])
+            command = shlex.join(resolve_command(row["name"]))
         else:
             sub = self.course.store.submission_row(row["submission_id"])
-            command = tuple(shlex.split(sub["command"])) if sub is not None and sub["command"] else ()
+            command = sub["command"] if sub is not None and sub["command"] else ""
         return _Entrant(key, row["name"], row["student_id"], row["submission_id"], command, row["mu"],
                         row["sigma"], row["games"], datetime.fromisoformat(row["created"]))
 
@@ -271,15 +401,23 @@ class Ladder:
         with self.course.store.write() as db:
             return db.execute("UPDATE ladder_games SET state = 'errored', detail = 'the server stopped "
                               "before it was played', finished = ? WHERE state = 'scheduled'",
-                              (iso(utc_now()),)).rowcount
+                              (iso(self.course.clock.now()),)).rowcount
 
     # --- results ---
-    def record(self, records: list[GameRecord], now: datetime | None = None) -> None:
+    def record(self, records: list[GameRecord], now: datetime | None = None,
+               replaced: list[GameRecord] | None = None) -> None:
         """Take played ladder games (records of "ladder-<id>-g<n>"; others are ignored): each kept
-        for replays; a rated one updates both entrants' ratings and histories, unless aborted or a
-        double forfeit; a ladder game with both games in is done."""
-        now = now or utc_now()
+        for replays; a rated one updates both entrants' ratings and histories, unless aborted, a
+        double forfeit or lost on time under load; a ladder game with both games in is done. Its
+        detail names those lost under load, and those played again instead (`replaced`)."""
+        now = now or self.course.clock.now()
         store = self.course.store
+        notes: dict[int, list[str]] = {}
+        for lost, note in [*((r, REPLAYED) for r in replaced or ()),
+                           *((r, UNRATED) for r in records if r.lost_on_time_under_load())]:
+            ladder_id = _ladder_id(lost.game_id)
+            if ladder_id is not None:
+                notes.setdefault(ladder_id, []).append(f"{note} ({_loser(lost)})")
         with self._lock, store.write() as db:
             touched: set[int] = set()
             for record in records:
@@ -294,8 +432,12 @@ class Ladder:
                 db.execute("INSERT INTO ladder_records (game_id, ladder_id, at, record) VALUES (?, ?, ?, ?)",
                            (record.game_id, ladder_id, iso(now), record.to_json()))
                 touched.add(ladder_id)
-                if row["rated"] and not record.is_aborted() and not record.is_double_forfeit():
+                if (row["rated"] and not record.is_aborted() and not record.is_double_forfeit()
+                        and not record.lost_on_time_under_load()):
                     self._rate(db, row["a"], row["b"], record, now)
+            for ladder_id in touched & set(notes):
+                db.execute("UPDATE ladder_games SET detail = ? WHERE id = ?",
+                           ("; ".join(dict.fromkeys(notes[ladder_id]))[:500], ladder_id))
             for ladder_id in touched:
                 count = db.execute("SELECT COUNT(*) FROM ladder_records WHERE ladder_id = ?",
                                    (ladder_id,)).fetchone()[0]
@@ -311,7 +453,7 @@ class Ladder:
         with self.course.store.write() as db:
             db.execute("UPDATE ladder_games SET state = 'errored', detail = ?, finished = ? WHERE id = ? "
                        "AND state IN ('queued', 'scheduled')",
-                       (detail[:500], iso(now or utc_now()), ladder_id))
+                       (detail[:500], iso(now or self.course.clock.now()), ladder_id))
 
     def _rate(self, db: Any, key_a: str, key_b: str, record: GameRecord, now: datetime) -> None:
         rows = {r["key"]: r for r in db.execute("SELECT * FROM ladder_players WHERE key IN (?, ?)",
@@ -334,14 +476,13 @@ class Ladder:
     # --- what students and staff see ---
     def table(self, now: datetime | None = None) -> list[LadderRow]:
         """The current entrants, best first: by ordinal (mu - 3 sigma), then mu, then name."""
-        entrants = self._entrants(now or utc_now())
+        entrants = self._entrants(now or self.course.clock.now())
         names = {s.id: s.name for s in self.course.students()}
         ordered = sorted(entrants, key=lambda e: (-e.ordinal, -e.mu, e.name))
         return [LadderRow(rank=n, name=names.get(e.student_id, e.name) if e.student_id else e.name,
                           student_id=e.student_id, reference=None if e.student_id else e.name,
                           submission_id=e.submission_id, bot=e.name, mu=e.mu, sigma=e.sigma,
-                          ordinal=e.ordinal, games=e.games,
-                          placed=e.student_id is None or e.games >= self.settings.placement_games)
+                          ordinal=e.ordinal, games=e.games, placed=e.games >= self.settings.placement_games)
                 for n, e in enumerate(ordered, 1)]
 
     def history(self, student_id: str) -> list[tuple[str, float, float, float]]:
@@ -359,8 +500,12 @@ class Ladder:
     def request(self, student_id: str, opponent: str, now: datetime | None = None) -> int:
         """Ask for an unrated game of the student's active bot against `opponent` (a reference bot's
         name or a classmate's student id); its ladder game id (the runner plays it first). Refused
-        without an active bot on either side, or past `unrated_per_hour` in the last hour."""
-        now = now or utc_now()
+        while the ladder is paused or ended, without an active bot on either side, or past
+        `unrated_per_hour` in the last hour."""
+        now = now or self.course.clock.now()
+        status, why = self.status(now)
+        if status is not LadderStatus.OPEN:
+            raise Refused(why)
         with self._lock:
             entrants = {e.key: e for e in self._entrants(now)}
             mine = next((e for e in entrants.values() if e.student_id == student_id), None)
@@ -404,10 +549,15 @@ class Ladder:
         else:
             rows = store.rows(sql + " WHERE pa.student_id = ? OR pb.student_id = ? OR g.requested_by = ? "
                               "ORDER BY g.id DESC", student_id, student_id, student_id)
+        kept: dict[int, list[GameRecord]] = {}
+        if rows:  # one query for every game's records
+            ids = json.dumps([r["id"] for r in rows])
+            for t in store.rows("SELECT ladder_id, record FROM ladder_records WHERE ladder_id IN "
+                                "(SELECT value FROM json_each(?)) ORDER BY game_id", ids):
+                kept.setdefault(t[0], []).append(GameRecord.from_json(t[1]))
         out = []
         for r in rows:
-            records = [GameRecord.from_json(t[0]) for t in store.rows(
-                "SELECT record FROM ladder_records WHERE ladder_id = ? ORDER BY game_id", r["id"])]
+            records = kept.get(r["id"], [])
             score = None
             if r["state"] == LadderState.DONE:
                 score = sum(_points(rec, r["an"]) for rec in records)
@@ -428,6 +578,14 @@ def _ladder_id(game_id: str) -> int | None:
         return None
     head = game_id[len(MATCH_PREFIX):].rsplit("-g", 1)[0]
     return int(head) if head.isdigit() else None
+
+
+def _loser(record: GameRecord) -> str:
+    """"<bot> in game <n>" of a game lost on time ("ladder-7-g1": game 2 of the pair)."""
+    forfeit = record.forfeiture
+    bot = record.players[forfeit.seat] if forfeit is not None and forfeit.seat in (0, 1) else "?"
+    number = record.game_id.rsplit("-g", 1)[-1]
+    return f"{bot} in game {int(number) + 1 if number.isdigit() else number}"
 
 
 def _points(record: GameRecord, name: str) -> float:

@@ -10,26 +10,24 @@ uploaded before the phase's deadline plus the student's extension. After the las
 the student's extension) uploads are frozen.
 
 Tables in course.db (made here): `reports` (a submission's report: name, sha256 of the content-
-addressed file, size) and `phase_checks` (a requirement's verdict on one submission, so score games
-and move-generation checks run once a version), `phase_games` (the records of those games). The
-keys are documented in docs/course.md, section "Phases".
+addressed file, size). The score games and move-generation checks are arena/course/season/
+phase_checks.py's, run in the background once a version (`phase_checks`, `phase_check_runs`,
+`phase_games`): judging here plays nothing, and a check not run yet is pending. The keys are
+documented in docs/course.md, section "Phases".
 """
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena.course.config import checks, sections
-from arena.course.config.sections import Legal, Phase, Score
-from arena.course.db.states import SubmissionStatus
+from arena.course.config.sections import Phase
+from arena.course.season import phase_checks
 from arena.course.season.archives import Refused, clean_filename
 from arena.match.records import GameRecord
-from arena.match.spec import BotSpec, MatchSpec, safe_name
 
 if TYPE_CHECKING:
     import sqlite3
@@ -47,7 +45,7 @@ class PhaseResult:
     (qualification and score games), the positions where its move generation disagreed (wire
     form, moves left out, moves not legal) and the report's file name (None: no report).
     `submission_id` is the version judged (None: none qualified in time); `provisional` while the
-    phase's deadline (plus extension) has not passed."""
+    phase's deadline (plus extension) has not passed; `pending` while its checks have not run."""
 
     phase: str
     student_id: str
@@ -59,6 +57,10 @@ class PhaseResult:
     submission_id: int | None = None
     provisional: bool = False
     report_url: str | None = None
+    pending: tuple[str, ...] = ()
+    """The checks of the version judged that have not run yet, each with where it stands
+    ("score games: 4 of 10 played", "move generation check: queued"): until they have, the
+    phase is not passed, and not failed either."""
 
 
 # --- deadlines ---
@@ -156,44 +158,43 @@ def report_name(store: Store, submission_id: int) -> str | None:
 
 # --- who passed ---
 
-def phase_results(course: Course, now: datetime | None = None, *, evaluate: bool = True) -> list[PhaseResult]:
+def phase_results(course: Course, now: datetime | None = None, *,
+                  evaluate: bool = False) -> list[PhaseResult]:
     """Each phase's result for each student of the roster (phases in course.toml's order, students
     in id order), judged on the student's latest qualified version uploaded before the phase's
     deadline plus the student's extension (before `now` while that has not passed: provisional).
-    Score games and move-generation checks run once a version (kept in course.db); with
-    `evaluate=False` none runs, and a requirement not checked yet fails as "not checked yet"."""
-    from arena.course.db.store import utc_now
+    Plays nothing: a score or move-generation check without a verdict yet (the background runs it:
+    arena/course/background/phase_checks.py) is pending, its progress in the evidence.
+    (`evaluate`: gone, only False is taken.)"""
 
-    now = now or utc_now()
+    if evaluate:
+        raise ValueError("phase_results plays nothing: the phase checks run in the background "
+                         "(arena.course.background.phase_checks.run_pending)")
+    now = now or course.clock.now()
     s = course.config.season
-    results = []
-    with course.phase_lock:  # two callers never play the same games at once
-        for phase in s.phases:
-            for student in course.students():
-                own = phase.deadline + s.extension_for(student.id)
-                results.append(_judge(course, phase, student.id, own, now, evaluate))
-    return results
+    running = phase_checks.progress(course.store)
+    return [_judge(course, phase, student.id, phase.deadline + s.extension_for(student.id), now, running)
+            for phase in s.phases for student in course.students()]
 
 
 def student_results(course: Course, student_id: str, now: datetime) -> list[PhaseResult]:
-    """One student's result in each phase (its season page): the requirement checks of its own
-    version run now if not run yet (kept: once a version), no other student's."""
+    """One student's result in each phase (its season page); plays nothing, as phase_results."""
     season = course.config.season
-    with course.phase_lock:
-        return [_judge(course, phase, student_id, phase.deadline + season.extension_for(student_id), now,
-                       True) for phase in season.phases]
+    running = phase_checks.progress(course.store)
+    return [_judge(course, phase, student_id, phase.deadline + season.extension_for(student_id), now, running)
+            for phase in season.phases]
 
 
 def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: datetime,
-           evaluate: bool) -> PhaseResult:
+           running: dict[tuple[int, str], phase_checks.Progress]) -> PhaseResult:
     store = course.store
     provisional = now < own
     cutoff = min(own, now)
     rows = store.rows("SELECT * FROM submissions WHERE student_id = ? ORDER BY id DESC", student_id)
     taken = [r for r in rows if datetime.fromisoformat(r["created"]) < cutoff]
-    qualified = [r for r in taken if r["status"] == SubmissionStatus.QUALIFIED]
+    sub = phase_checks.judged_row(taken, cutoff)
     so_far = "so far: " if provisional else ""
-    if not qualified:
+    if sub is None:
         if not taken:
             why = "no upload"
         else:
@@ -202,12 +203,12 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
                   (f": {last['reason']})" if last["reason"] else ")")
         when = f"by {now.isoformat(timespec='seconds')}" if provisional else f"before {own.isoformat()}"
         return PhaseResult(phase.name, student_id, False, f"{so_far}{why} {when}", provisional=provisional)
-    sub = qualified[0]
     handed = judged_report(course, phase, student_id, cutoff) if phase.report else None
     report = handed.filename if handed is not None else None
     parts = [f"v{sub['version']} (#{sub['id']}) qualified"]
     game_ids = [GameRecord.from_json(text).game_id for text in store.game_texts(sub["id"])]
     disagreements: list = []
+    pending: list[str] = []
     passed = True
     if phase.report:
         if report is None:
@@ -215,23 +216,16 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
             parts.append("no report handed in")
         else:
             parts.append(f"report {report}")
-    checks = []
-    if phase.legal is not None:
-        checks.append(("legal", _legal_key(course, phase.legal),
-                       lambda: _check_legal(course, sub, phase.legal)))
-    if phase.score is not None:
-        checks.append(("score", _score_key(phase.score), lambda: _check_score(course, sub, phase.score)))
-    for kind, key, run in checks:
-        found = _cached(store, sub["id"], key)
-        if found is None and evaluate:
-            found = run()
-            _keep(store, sub["id"], key, found)
+    for kind, key in phase_checks.requirements(course, phase):
+        found = phase_checks.cached(store, sub["id"], key)
         if found is None:
             passed = False
-            parts.append(f"{kind}: not checked yet")
+            state = running.get((sub["id"], key), phase_checks.Progress()).text(kind)
+            pending.append(state)
+            parts.append(state)
             continue
         ok, evidence, ids, disagreed, value = found
-        if kind == "score":
+        if kind == phase_checks.SCORE:
             ok = value is not None and value >= phase.score.at_least - 1e-9  # type: ignore[union-attr]
             evidence += f" (needs {phase.score.at_least:g})"  # type: ignore[union-attr]
         passed = passed and ok
@@ -239,7 +233,8 @@ def _judge(course: Course, phase: Phase, student_id: str, own: datetime, now: da
         game_ids += ids
         disagreements += disagreed
     return PhaseResult(phase.name, student_id, passed, so_far + "; ".join(parts), game_ids, disagreements,
-                       report, sub["id"], provisional, handed.url if handed is not None else None)
+                       report, sub["id"], provisional, handed.url if handed is not None else None,
+                       tuple(pending))
 
 
 @dataclass(frozen=True)
@@ -280,94 +275,6 @@ def _with_uploads(store: Any, student_id: str) -> list:
                       "ON r.submission_id = s.id WHERE s.student_id = ? ORDER BY s.id DESC", student_id)
 
 
-
-
-Found = tuple[bool, str, list[str], list, float | None]
-"""A requirement's verdict on a submission: (passed, evidence, game ids, disagreements, value)."""
-
-
-def _legal_key(course: Course, legal: Legal) -> str:
-    return f"legal:{legal.positions}:{course.config.game}:{json.dumps(course.config.params, sort_keys=True)}"
-
-
-def _score_key(score: Score) -> str:
-    return f"score:{score.against}:{score.games}"
-
-
-def _cached(store: Store, submission_id: int, key: str) -> Found | None:
-    rows = store.rows("SELECT * FROM phase_checks WHERE submission_id = ? AND requirement = ?",
-                      submission_id, key)
-    if not rows:
-        return None
-    r = rows[0]
-    disagreements = [tuple(d) for d in json.loads(r["disagreements"])]
-    return bool(r["passed"]), r["evidence"], json.loads(r["game_ids"]), disagreements, r["value"]
-
-
-def _keep(store: Store, submission_id: int, key: str, found: Found) -> None:
-    from arena.course.db.store import iso, utc_now
-
-    passed, evidence, ids, disagreements, value = found
-    with store.write() as db:
-        db.execute("INSERT OR REPLACE INTO phase_checks (submission_id, requirement, passed, evidence, "
-                   "game_ids, disagreements, value, checked) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                   (submission_id, key, int(passed), evidence, json.dumps(ids), json.dumps(disagreements),
-                    value, iso(utc_now())))
-
-
-def _bot(course: Course, sub: sqlite3.Row) -> BotSpec:
-    """The submission's bot as its qualification ran it (its build kept in DIR/builds/ID; built
-    again there when it is gone)."""
-    from arena.course.season import jobs
-
-    folder = course.directory / jobs.BUILDS_DIR / str(sub["id"])
-    command = sub["command"]
-    if not command or not folder.is_dir():
-        argv = jobs._build(course.config, course.store, sub["filename"], sub["kind"], sub["protocol"],
-                           course.store.read_file(sub["sha256"]), folder)
-        course.store.set_command(sub["id"], shlex.join(argv))
-    else:
-        argv = tuple(shlex.split(command))
-    return BotSpec(f"{sub['student_id']}-v{sub['version']}", tuple(argv))
-
-
-def _check_legal(course: Course, sub: sqlite3.Row, legal: Legal) -> Found:
-    from arena.course.season.jobs import JobFailed
-    from arena.match.legal_check import check_move_generation
-
-    config = course.config
-    try:
-        bot = _bot(course, sub)
-    except JobFailed as exc:
-        return False, f"move generation not checked: its build failed ({exc.reason})", [], [], None
-    check = check_move_generation(bot, config.game, dict(config.params), legal.positions, config.limits,
-                                  seed=sub["id"], timeout_s=legal.timeout_s)
-    return check.passed, check.summary(), [], list(check.disagreements), float(check.agreed)
-
-
-def _check_score(course: Course, sub: sqlite3.Row, score: Score) -> Found:
-    from arena.cell.launcher import resolve_command
-    from arena.course.season.jobs import JobFailed, play_judged
-
-    config = course.config
-    try:
-        bot = _bot(course, sub)
-    except JobFailed as exc:
-        return False, f"score not played: its build failed ({exc.reason})", [], [], None
-    spec = MatchSpec(match_id=f"phase-{safe_name(score.against)}-{sub['id']}", game=config.game,
-                     bots=(bot, BotSpec(score.against, resolve_command(score.against))),
-                     time_control=config.time_control, game_numbers=tuple(range(score.games)),
-                     params=dict(config.params), seed=sub["id"], limits=config.limits)
-    records, replayed = play_judged(spec, course.play)
-    points = sum(record.points(record.players.index(bot.name)) for record in records)
-    share = points / len(records) if records else 0.0
-    with course.store.write() as db:
-        db.executemany("INSERT OR REPLACE INTO phase_games (game_id, submission_id, record) VALUES (?, ?, ?)",
-                       [(r.game_id, sub["id"], r.to_json()) for r in records])
-    evidence = f"score {share:.2f} against {score.against} ({points:g} of {len(records)} points)"
-    if replayed:
-        evidence += f"; {replayed} game{'s' if replayed > 1 else ''} lost on time under load played again"
-    return share >= score.at_least, evidence, [r.game_id for r in records], [], share
 
 
 def phase_game(course: Course, game_id: str) -> GameRecord | None:

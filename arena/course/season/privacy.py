@@ -77,3 +77,19 @@ def display_name(course: Course, student_id: str, viewer: str | None, staff: boo
     if staff or viewer == student_id or not course.config.privacy.pseudonyms:
         return student.name
     return pseudonym(course, student_id)
+
+
+def display_names(course: Course, viewer: str | None, staff: bool) -> dict[str, str]:
+    """Every roster student's id -> `display_name` for `viewer`, in one pass (a page naming 300
+    students asked the database 600 times, one student at a time)."""
+    students = course.students()
+    if staff or not course.config.privacy.pseudonyms:
+        return {s.id: s.name for s in students}
+    named = pseudonyms(course, [s.id for s in students if s.id != viewer])
+    return {s.id: named.get(s.id, s.name) for s in students}
+
+
+def pseudonyms(course: Course, student_ids: list[str]) -> dict[str, str]:
+    """`pseudonym` of each of `student_ids`, read in one query (made for those without one yet)."""
+    kept = dict(course.store.rows("SELECT student_id, name FROM pseudonyms"))
+    return {sid: kept.get(sid) or pseudonym(course, sid) for sid in student_ids}

@@ -49,9 +49,9 @@ def hand_in(course: Course, student_id: str, phase_name: str, filename: str, dat
     one): Refused (one line for the student) for an unknown phase or one taking no report, past
     the phase's deadline plus the student's extension, a disabled student, a file that is no PDF
     or Markdown or is too big (the phase's `report_max_mb`), or past the storage cap."""
-    from arena.course.db.store import iso, utc_now
+    from arena.course.db.store import iso
 
-    now = now or utc_now()
+    now = now or course.clock.now()
     row = course.store.student_row(student_id)
     if row is None:
         raise Refused(f"no student {student_id!r} in the roster")
