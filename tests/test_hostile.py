@@ -209,6 +209,11 @@ def test_suspend_stops_the_bot_not_to_move_and_pinning_gives_each_bot_a_cpu():
     def on_move(record, move, state):
         if len(seen) < 4:
             waiting = _process_of("bots random" if move.seat == 0 else "broken.py")
+            # SIGSTOP takes effect when the process next runs: on a busy machine a bot still
+            # runnable after its move reads "R" for a moment; one the referee let run stays so
+            deadline = time.monotonic() + 2.0
+            while _state(waiting) != "T" and time.monotonic() < deadline:
+                time.sleep(0.01)
             seen.append((move.seat, _state(waiting), os.sched_getaffinity(_process_of("broken.py")),
                          os.sched_getaffinity(_process_of("bots random"))))
 
