@@ -11,6 +11,18 @@ directory on 127.0.0.1 and rebuilds it whenever the results database changes.
 May import: arena.tournament, arena.match, rules, Jinja2 and pandas. Nothing of arena imports it
 except arena.cli.
 """
-from arena.site.build import SiteBuilder, publish_site
+from __future__ import annotations
+
+from typing import Any
 
 __all__ = ["SiteBuilder", "publish_site"]
+
+
+def __getattr__(name: str) -> Any:
+    """SiteBuilder and publish_site, imported on first use: the course server reads the page
+    model (arena.site.model) and must not pay pandas' import (0.3-0.6 s) at every start."""
+    if name in __all__:
+        from arena.site import build
+
+        return getattr(build, name)
+    raise AttributeError(f"module 'arena.site' has no attribute {name!r}")
