@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from arena.course.config.course_toml import CourseConfig
     from arena.course.course import Course
 
-__all__ = ["DEFAULT_THRESHOLD", "Cluster", "Pair", "Passage", "clusters", "compare", "files_of",
-           "format_pairs", "page_data", "pairs_of", "published_sources", "settings", "shown_name",
-           "similar_pairs"]
+__all__ = ["DEFAULT_THRESHOLD", "Cluster", "Pair", "Passage", "active_sources", "clusters", "compare",
+           "files_of", "format_pairs", "page_data", "pairs_of", "published_sources", "settings",
+           "shown_name", "similar_pairs"]
 
 
 def settings(config: CourseConfig) -> SimilaritySettings:
@@ -49,13 +49,18 @@ def _threshold(course: Course, threshold: float | None) -> float:
     return found
 
 
+def active_sources(course: Course) -> dict[str, list[tuple[str, str]]]:
+    """Each student with an active version -> its source files (`files_of`)."""
+    return {row.student.id: files_of(course, row.active_id) for row in course.rows()
+            if row.active_id is not None}
+
+
 def similar_pairs(course: Course, threshold: float | None = None,
                   boilerplate: tuple[Path, ...] = BOILERPLATE) -> list[Pair]:
     """Every pair (students, or a student and the published code) scoring at least `threshold`
     (default: course.toml's [similarity]), highest first."""
     threshold = _threshold(course, threshold)
-    sources = {row.student.id: files_of(course, row.active_id) for row in course.rows()
-               if row.active_id is not None}
+    sources = active_sources(course)
     return compare(sources, threshold, boilerplate, published_sources(boilerplate=boilerplate),
                    settings(course.config).min_match_tokens)
 
@@ -65,8 +70,7 @@ def pairs_of(course: Course, student_id: str, threshold: float | None = None,
     """The pairs `similar_pairs` would flag that involve `student_id` (the same scores), highest
     first (for a student's defence sheet)."""
     threshold = _threshold(course, threshold)
-    sources = {row.student.id: files_of(course, row.active_id) for row in course.rows()
-               if row.active_id is not None}
+    sources = active_sources(course)
     published = published_sources(boilerplate=boilerplate)
     return compare_one(student_id, sources, threshold, boilerplate, published,
                        settings(course.config).min_match_tokens)
