@@ -173,6 +173,14 @@ def signed_in(url: str, link: str):
     return client
 
 
+def staff_signed_in(directory: Path, url: str, name: str = "teacher"):
+    """An httpx client signed in as a new staff member `name` (`arena course staff add`, then
+    its one-time link)."""
+    code, out, err = arena("course", "staff", "add", str(directory), name, "--url", url)
+    assert code == 0, err
+    return signed_in(url, out.strip().splitlines()[-1])
+
+
 def upload(client, name: str, text: str, protocol: str = "v1"):
     """The student's upload through the page's form (its CSRF token read from /me)."""
     csrf = csrf_of(client.get("/me").text)

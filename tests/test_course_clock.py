@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import test_site_live
 from conftest import require
-from course_helpers import GOOD_BOT, Server, arena, invite_links, make_course, signed_in
+from course_helpers import GOOD_BOT, Server, arena, invite_links, make_course, signed_in, staff_signed_in
 from test_course_final import qualified
 
 from arena.cell import sandbox
@@ -194,9 +194,7 @@ def test_the_server_warns_and_every_page_shows_a_banner_while_rehearsing(tmp_pat
         said = server.errors()
         assert "arena course: WARNING: REHEARSAL CLOCK: the course's time is 2026-01-10T09:00:0" in said
         assert f"`arena course clock {directory} real` returns to real time" in said
-        code, out, err = arena("course", "staff", "add", str(directory), "teacher", "--url", server.url)
-        assert code == 0, err
-        staff = signed_in(server.url, out.strip().splitlines()[-1])
+        staff = staff_signed_in(directory, server.url)
         student = signed_in(server.url, invite_links(directory, server.url)["s001"])
         page = staff.get("/staff").text
         assert 'id="rehearsal-clock"' in page and "the course's time is 2026-01-10 09:00:0" in page

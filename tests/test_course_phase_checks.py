@@ -28,6 +28,7 @@ from course_helpers import (
     invite_links,
     make_course,
     signed_in,
+    staff_signed_in,
     submitted_id,
     upload,
     wait_final,
@@ -89,9 +90,7 @@ def served(course):
 def people(course, served):
     """(staff, {student id: client}) signed in on the first server."""
     url = served["server"].url
-    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", url)
-    assert code == 0, err
-    staff = signed_in(url, out.strip().splitlines()[-1])
+    staff = staff_signed_in(course, url)
     links = invite_links(course, url)
     students = {sid: signed_in(url, links[sid]) for sid in ("s001", "s002", "s003")}
     yield staff, students

@@ -34,7 +34,15 @@ import pytest
 import test_site
 import test_site_live
 from conftest import require, run_arena
-from course_helpers import RAISING_BOT, SYNTAX_ERROR_BOT, Server, arena, make_course, signed_in
+from course_helpers import (
+    RAISING_BOT,
+    SYNTAX_ERROR_BOT,
+    Server,
+    arena,
+    make_course,
+    signed_in,
+    staff_signed_in,
+)
 
 try:
     import httpx
@@ -774,9 +782,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
 
     from arena.course.season.phases import phase_results
 
-    code, out, err = arena("course", "staff", "add", str(season.directory), "teacher", "--url", season.url)
-    assert code == 0, err
-    staff = signed_in(season.url, out.strip().splitlines()[-1])
+    staff = staff_signed_in(season.directory, season.url)
     as_account(browser, season, staff)
     course = season.course()
     found: dict = {}

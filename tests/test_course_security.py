@@ -30,6 +30,7 @@ from course_helpers import (
     invite_links,
     make_course,
     signed_in,
+    staff_signed_in,
     statuses,
     submitted_id,
     upload,
@@ -278,9 +279,7 @@ def test_a_cookie_copied_before_sign_out_is_refused_after_it(server, links):
 
 
 def test_staff_end_a_students_sessions(course, server, links):
-    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
-    assert code == 0, err
-    staff = signed_in(server.url, out.strip().splitlines()[-1])
+    staff = staff_signed_in(course, server.url)
     laptop = sign_in(course, server, links, "s001")
     phone = httpx.Client(base_url=server.url, timeout=30)
     page = phone.get("/login")

@@ -21,11 +21,11 @@ from conftest import require
 from course_helpers import (
     GOOD_BOT,
     Server,
-    arena,
     csrf_of,
     invite_links,
     make_course,
     signed_in,
+    staff_signed_in,
     submitted_id,
     upload,
     wait_final,
@@ -97,9 +97,7 @@ def alan(server, links):
 
 @pytest.fixture(scope="module")
 def staff(course, server):
-    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
-    assert code == 0, err
-    client = signed_in(server.url, out.strip().splitlines()[-1])
+    client = staff_signed_in(course, server.url)
     yield client
     client.close()
 

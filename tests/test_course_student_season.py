@@ -27,6 +27,7 @@ from course_helpers import (
     invite_links,
     make_course,
     signed_in,
+    staff_signed_in,
     statuses,
     submitted_id,
     upload,
@@ -408,9 +409,7 @@ def test_staff_open_phase_games_as_replays_and_read_their_tables_at_360_px(cours
                                                                            final_played, browser):
     from selenium.webdriver.common.by import By
 
-    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
-    assert code == 0, err
-    staff = signed_in(server.url, out.strip().splitlines()[-1])
+    staff = staff_signed_in(course, server.url)
     try:
         page = staff.get("/staff/phases").text
         games = re.findall(r'href="(/phase-games/[^"]+)"', page)

@@ -34,6 +34,7 @@ from course_helpers import (
     invite_links,
     make_course,
     signed_in,
+    staff_signed_in,
     statuses,
     submitted_id,
     upload,
@@ -335,9 +336,7 @@ def test_the_api_token_flow_and_submit_exit_codes(course, server, tmp_path):
 
 @pytest.fixture(scope="module")
 def staff(course, server):
-    code, out, err = arena("course", "staff", "add", str(course), "teacher", "--url", server.url)
-    assert code == 0, err
-    client = signed_in(server.url, out.strip().splitlines()[-1])
+    client = staff_signed_in(course, server.url)
     yield client
     client.close()
 
