@@ -67,6 +67,13 @@ def check_isolation(unsafe_no_sandbox: bool) -> str | None:
     return f"warning: students' bots are NOT isolated ({reason}): --unsafe-no-sandbox"
 
 
+RECEIVE_BUFFER_BYTES = 1024 * 1024
+"""The kernel's receive buffer of each connection (SO_RCVBUF, which Linux doubles). Left alone it
+grows to net.ipv4.tcp_rmem's maximum (32 MiB on some machines), all of it held for a client that
+sends faster than the app reads (a body past its bound, or after the answer: bounds.py). At 1 MiB an
+upload still moves at 20 MB/s over a 50 ms link."""
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on host:port (port 0: a free one); ServeError if it cannot bind."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -75,6 +82,7 @@ def listen(host: str, port: int) -> socket.socket:
     # 40 ms for the client's delayed ACK between its headers and its body.
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER_BYTES)  # inherited when accepted
     try:
         sock.bind((host, port))
     except OSError as exc:
