@@ -54,12 +54,18 @@ SLOW_START = ("import time\n"
               "time.sleep(1)  # a slow start: the page shows the submission before its status is final\n")
 """Put before a bot, so that a page opened right after the upload sees its status change."""
 SYNTAX_ERROR_BOT = "def choose(:\n    pass\n"
+CHEAP_HASHING = ("\n[accounts]\nweak_hashing_for_tests = true\n"
+                 "argon2_time_cost = 1\nargon2_memory_kib = 1024\nargon2_parallelism = 1\n")
+"""course.toml's [accounts] for a test course: argon2id at 1 MiB and one pass takes about a
+millisecond a sign-in where the defaults (64 MiB, 3 passes, 4 lanes) take a third of a CPU second.
+The tests of the defaults themselves keep them (make_course(..., cheap_hashing=False))."""
 
 
-def make_course(directory: Path, roster=ROSTER, **settings: str) -> Path:
+def make_course(directory: Path, roster=ROSTER, cheap_hashing: bool = True, **settings: str) -> Path:
     """A course made with `arena course init` (Domineering), then made small and fast: a 4x4
-    board, one qualification game, 1 s a move, no upload interval; `settings` are more lines of
-    course.toml (key -> TOML value) put before its first table."""
+    board, one qualification game, 1 s a move, no upload interval, CHEAP_HASHING at its end (unless
+    `cheap_hashing` is False); `settings` are more lines of course.toml (key -> TOML value), each
+    where the template has that key (commented or not), else before its first table."""
     code, _, err = arena("course", "init", str(directory), "--game", "domineering")
     assert code == 0, err
     path = directory / "course.toml"
@@ -70,7 +76,7 @@ def make_course(directory: Path, roster=ROSTER, **settings: str) -> Path:
         text, count = re.subn(rf"(?m)^#?\s*{key} = .*$", f"{key} = {value}", text, count=1)
         if not count:  # a key the template does not show: before the first table
             text = re.sub(r"(?m)^\[", f"{key} = {value}\n[", text, count=1)
-    path.write_text(text)
+    path.write_text(text + (CHEAP_HASHING if cheap_hashing else ""))
     lines = "".join(",".join(r) + "\n" for r in roster)
     (directory / "roster.csv").write_text("id,name,email,group\n" + lines)
     return directory

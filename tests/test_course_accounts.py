@@ -1,5 +1,6 @@
 """Course accounts (arena/course/db/accounts.py) on a real course.db: one-time sign-in links, argon2
-passwords, API tokens kept only as hashes, staff names, the audit log, invites.csv."""
+passwords at course.toml's costs (hashed again when they change), API tokens kept only as hashes,
+staff names, the audit log, invites.csv."""
 from __future__ import annotations
 
 import csv
@@ -9,15 +10,16 @@ import stat
 import pytest
 from argon2 import PasswordHasher
 
+from arena.course.config.sections import AccountSettings
 from arena.course.db import accounts as acc
 
-FAST = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
-"""A cheaper argon2 for these tests (the server uses argon2-cffi's defaults)."""
+FAST = AccountSettings(1, 8 * 1024, 1, True)
+"""A cheaper argon2 for these tests (a real server's costs are course.toml's [accounts])."""
 
 
 @pytest.fixture
 def accounts(tmp_path) -> acc.Accounts:
-    return acc.Accounts(tmp_path, hasher=FAST)
+    return acc.Accounts(tmp_path, FAST)
 
 
 def test_a_sign_in_link_sets_the_password_once(accounts):
@@ -89,3 +91,33 @@ def test_the_session_key_is_made_once_and_private(tmp_path):
     key = acc.session_secret(tmp_path)
     assert len(key) > 40 and acc.session_secret(tmp_path) == key
     assert stat.S_IMODE((tmp_path / acc.SECRET_NAME).stat().st_mode) == 0o600
+
+
+def test_the_default_costs_are_argon2_cffis_and_accounts_hash_at_the_courses_costs(tmp_path):
+    ours, theirs = acc.Accounts(tmp_path).hasher, PasswordHasher()
+    assert (ours.time_cost, ours.memory_cost, ours.parallelism) == (theirs.time_cost, theirs.memory_cost,
+                                                                    theirs.parallelism) == (3, 65536, 4)
+    accounts = acc.Accounts(tmp_path, AccountSettings(2, 4096, 2))
+    accounts.accept_invite(accounts.invite("s001"), "correct horse")
+    assert stored_password(tmp_path, "s001").startswith("$argon2id$v=19$m=4096,t=2,p=2$")
+
+
+def stored_password(directory, account_id: str) -> str:
+    with sqlite3.connect(directory / acc.DB_NAME) as db:
+        return db.execute("SELECT password FROM accounts WHERE id = ?", (account_id,)).fetchone()[0]
+
+
+def test_a_password_hashed_at_other_costs_signs_in_and_is_hashed_again_at_the_new_ones(tmp_path):
+    before = acc.Accounts(tmp_path, FAST)
+    before.accept_invite(before.invite("s001"), "correct horse")
+    old = stored_password(tmp_path, "s001")
+    assert old.startswith("$argon2id$v=19$m=8192,t=1,p=1$")
+    after = acc.Accounts(tmp_path, AccountSettings(2, 4096, 2, True))
+    assert after.sign_in("s001", "wrong horse!") is None
+    assert stored_password(tmp_path, "s001") == old  # a wrong password changes nothing
+    assert after.sign_in("s001", "correct horse").id == "s001"  # the old costs still verify
+    new = stored_password(tmp_path, "s001")
+    assert new.startswith("$argon2id$v=19$m=4096,t=2,p=2$")
+    assert after.sign_in("s001", "correct horse").id == "s001"
+    assert stored_password(tmp_path, "s001") == new  # hashed again once, not at every sign-in
+    assert before.sign_in("s001", "correct horse").id == "s001"  # and back, e.g. a course.toml undone

@@ -17,6 +17,12 @@ def test_a_good_course_says_what_it_read(tmp_path):
     assert "course.toml: ok: domineering (rows=4, cols=4" in out
     assert f"roster.csv: ok: {len(ROSTER)} students" in out
     assert not (directory / "course.db").exists()  # a check opens no database
+    # a test course's cheap password hashes (course_helpers.CHEAP_HASHING) are said, a real course's are not
+    assert err.startswith(f"{directory / 'course.toml'}: WARNING: TEST COURSE: course.toml's [accounts] "
+                          "weak_hashing_for_tests = true: password hashes (argon2id t=1, 1024 KiB, p=1)"), err
+    real = make_course(tmp_path / "real", cheap_hashing=False)
+    code, out, err = arena("course", "check", str(real))
+    assert code == 0 and err == "" and "course.toml: ok: domineering" in out, err
 
 
 def test_a_bad_final_is_one_line_at_check_and_at_load(tmp_path):

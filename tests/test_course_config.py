@@ -8,6 +8,8 @@ import pytest
 
 from arena.course.config import course_toml as config
 from arena.course.config.course_toml import CourseError, Student
+from arena.course.config.sections import OWASP_FLOOR, AccountSettings
+from arena.course_web.signin import weak_hashing_warning
 
 
 def test_the_templates_load_with_the_games_defaults(tmp_path):
@@ -22,6 +24,8 @@ def test_the_templates_load_with_the_games_defaults(tmp_path):
     assert course.build_disk_mb == 512 and "\ndisk_mb = 512 " in (tmp_path / "c" / "course.toml").read_text()
     assert (course.opens, course.deadline, course.roster) == (None, None, tmp_path / "c" / "roster.csv")
     assert config.read_roster(course.roster) == []
+    assert course.accounts == AccountSettings(3, 65536, 4, False)
+    assert weak_hashing_warning(course.accounts) == ""
 
 
 def write(tmp_path, text: str, roster: str = "id,name,email,group\n"):
@@ -52,6 +56,10 @@ def test_every_key_is_read(tmp_path):
         disk_mb = 40
         [limits]
         memory_mb = 256
+        [accounts]
+        argon2_time_cost = 2
+        argon2_memory_kib = 19456
+        argon2_parallelism = 1
         """))
     assert course.title == "Bots 101" and course.params == {"rows": 5, "cols": 8, "first": "vertical"}
     clock = course.time_control
@@ -63,6 +71,7 @@ def test_every_key_is_read(tmp_path):
     assert course.roster.name == "people.csv"
     assert (course.build_time_s, course.build_memory_mb, course.limits.memory_mb) == (30, 512, 256)
     assert course.build_disk_mb == 40
+    assert course.accounts == AccountSettings(2, 19456, 1, False)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -86,6 +95,30 @@ def test_every_key_is_read(tmp_path):
     ('game = "domineering"\n[build]\ndisk_mb = 1.5', "build.disk_mb: must be a whole number >= 1"),
     ('game = "domineering"\n[limits]\nsandbox = "off"', "limits.sandbox: a course always sandboxes"),
     ('game = "domineering"\n[limits]\nmemory_mb = -5', "limits: limit memory_mb must be a whole number"),
+    ('game = "domineering"\naccounts = 3', "accounts: must be a table ([accounts]), got 3"),
+    ('game = "domineering"\n[accounts]\nmemory = 1',
+     "accounts.memory: unknown key (known: argon2_memory_kib, "),
+    ('game = "domineering"\n[accounts]\nargon2_time_cost = 0',
+     "accounts.argon2_time_cost: must be a whole number from 1 to 16, got 0"),
+    ('game = "domineering"\n[accounts]\nargon2_time_cost = 2.5',
+     "accounts.argon2_time_cost: must be a whole"),
+    ('game = "domineering"\n[accounts]\nargon2_parallelism = true',
+     "accounts.argon2_parallelism: must be a whole number from 1 to 16, got True"),
+    ('game = "domineering"\n[accounts]\nargon2_memory_kib = 2097152',
+     "accounts.argon2_memory_kib: must be a whole number from 1 to 1048576, got 2097152"),
+    ('game = "domineering"\n[accounts]\nargon2_memory_kib = 8192',
+     "accounts.argon2_memory_kib: 8192 KiB with argon2_time_cost = 3 and argon2_parallelism = 4 is below "
+     "OWASP's floor (at least 47104 at argon2_time_cost = 1, 19456 at argon2_time_cost = 2, 12288 at "
+     "argon2_time_cost = 3, 9216 at argon2_time_cost = 4, 7168 at argon2_time_cost = 5 or more); "
+     "weak_hashing_for_tests lifts it"),
+    ('game = "domineering"\n[accounts]\nargon2_time_cost = 1\nargon2_memory_kib = 47103',
+     "accounts.argon2_memory_kib: 47103 KiB with argon2_time_cost = 1 and argon2_parallelism = 4 is below "
+     "OWASP's floor"),
+    ('game = "domineering"\n[accounts]\nweak_hashing_for_tests = "yes"',
+     "accounts.weak_hashing_for_tests: must be true or false, got 'yes'"),
+    ('game = "domineering"\n[accounts]\nweak_hashing_for_tests = true\nargon2_memory_kib = 16',
+     "accounts.argon2_memory_kib: 16 KiB with argon2_time_cost = 3 and argon2_parallelism = 4 is below "
+     "argon2's floor (at least 32 at argon2_time_cost = 1 or more)"),
     ("game = ", "not valid TOML"),
 ])
 def test_a_bad_course_toml_is_one_line_naming_the_key(tmp_path, text, expected):
@@ -94,6 +127,38 @@ def test_a_bad_course_toml_is_one_line_naming_the_key(tmp_path, text, expected):
     message = str(caught.value)
     assert message.startswith(f"{tmp_path / 'course.toml'}: ") and "\n" not in message
     assert expected in message
+
+
+@pytest.mark.parametrize(("memory", "passes"), OWASP_FLOOR)
+def test_a_real_course_may_hash_at_any_of_owasps_argon2id_choices_and_no_lower(tmp_path, memory, passes):
+    def settings(memory: int, passes: int) -> AccountSettings:
+        return config.load(write(tmp_path, f'game = "domineering"\n[accounts]\nargon2_time_cost = {passes}\n'
+                                           f"argon2_memory_kib = {memory}\nargon2_parallelism = 1")).accounts
+
+    assert settings(memory, passes) == AccountSettings(passes, memory, 1, False)
+    assert settings(memory, passes + 1) == AccountSettings(passes + 1, memory, 1, False)
+    for less in ((memory - 1, passes), (memory, passes - 1)) if passes > 1 else ((memory - 1, passes),):
+        with pytest.raises(CourseError, match=f"argon2_memory_kib: {less[0]} KiB with argon2_time_cost = "
+                                              f"{less[1]} and argon2_parallelism = 1 is below OWASP's floor"):
+            settings(*less)
+
+
+def test_without_accounts_the_defaults_hold_and_the_largest_costs_are_taken(tmp_path):
+    defaults = config.load(write(tmp_path, 'game = "domineering"')).accounts
+    assert defaults == AccountSettings(3, 65536, 4, False)
+    text = ('game = "domineering"\n[accounts]\nargon2_time_cost = 16\nargon2_memory_kib = 1048576\n'
+            "argon2_parallelism = 16")
+    assert config.load(write(tmp_path, text)).accounts == AccountSettings(16, 1048576, 16, False)
+
+
+def test_a_test_course_may_hash_cheaply_and_says_so(tmp_path):
+    settings = config.load(write(tmp_path, 'game = "domineering"\n[accounts]\nweak_hashing_for_tests = true\n'
+                                           "argon2_time_cost = 1\nargon2_memory_kib = 8\n"
+                                           "argon2_parallelism = 1")).accounts
+    assert settings == AccountSettings(1, 8, 1, True)
+    assert weak_hashing_warning(settings).startswith("WARNING: TEST COURSE: course.toml's [accounts] "
+                                         "weak_hashing_for_tests = true: password hashes "
+                                         "(argon2id t=1, 8 KiB, p=1) may be below OWASP's floor")
 
 
 def test_a_missing_course_says_how_to_make_one(tmp_path):

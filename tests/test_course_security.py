@@ -6,7 +6,9 @@ before anything is stored; and `arena course submit`, which sends its token to i
 only. Every socket here is on loopback.
 
 The memory and body tests come first: they read the server's peak memory (VmHWM) before any
-sign-in has hashed a password.
+sign-in has hashed a password. The courses here hash cheaply (course_helpers.CHEAP_HASHING), but
+one: the crowd of sign-ins is measured against argon2id's default 64 MiB a hash, on a server of its
+own that keeps course.toml's default [accounts], and what that server stores is checked after.
 """
 from __future__ import annotations
 
@@ -252,9 +254,24 @@ def test_one_address_spraying_ids_is_refused(server):
     assert wrong_password(client_from(server, "127.0.0.4"), "y00") == 401  # others are not held off
 
 
-def test_a_crowd_of_sign_ins_hashes_a_few_at_a_time(server):
+@pytest.fixture(scope="module")
+def default_course(tmp_path_factory) -> Path:
+    """A course that keeps the template's [accounts]: argon2-cffi's defaults, as a real course has."""
+    return make_course(tmp_path_factory.mktemp("default") / "real101", cheap_hashing=False)
+
+
+@pytest.fixture(scope="module")
+def default_server(default_course):
+    server = Server(default_course, "--unsafe-no-sandbox", concurrency=1)  # no bot runs: sign-ins only
+    yield server
+    assert server.stop() == 0, server.errors()
+
+
+def test_a_crowd_of_sign_ins_hashes_a_few_at_a_time(default_server):
     """Each argon2 hash takes 64 MiB: 12 at once would add some 800 MB; two at a time, memory stays flat."""
     from arena.course_web.signin import HASHES_AT_ONCE
+
+    server = default_server
 
     before = peak_memory(server.process.pid)
     codes: list[int] = []
@@ -271,6 +288,29 @@ def test_a_crowd_of_sign_ins_hashes_a_few_at_a_time(server):
     assert sorted(codes) == [401] * 12
     grown = peak_memory(server.process.pid) - before
     assert grown < (HASHES_AT_ONCE + 2) * 64 * 2**20, f"peak memory grew by {grown / 2**20:.0f} MiB"
+
+
+def stored_password(course: Path, account_id: str) -> str:
+    import sqlite3
+
+    from arena.course.db.accounts import DB_NAME
+
+    with contextlib.closing(sqlite3.connect(course / DB_NAME)) as db:
+        return db.execute("SELECT password FROM accounts WHERE id = ?", (account_id,)).fetchone()[0]
+
+
+def test_passwords_are_hashed_at_the_courses_costs(course, server, links, default_course, default_server):
+    """A course.toml without weak_hashing_for_tests hashes at argon2id's defaults and says nothing; a
+    test course's cheap costs are what its server stores, and it says so."""
+    signed_in(default_server.url, invite_links(default_course, default_server.url)["s002"]).close()
+    assert stored_password(default_course, "s002").startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert "WARNING: TEST COURSE" not in default_server.errors()
+    student = sign_in(course, server, links, "s001")
+    answer = student.post("/logout", data={"csrf": csrf_of(student.get("/me").text)})
+    assert answer.status_code == 303  # no session left behind
+    assert stored_password(course, "s001").startswith("$argon2id$v=19$m=1024,t=1,p=1$")
+    assert ("arena course: WARNING: TEST COURSE: course.toml's [accounts] weak_hashing_for_tests = true: "
+            "password hashes (argon2id t=1, 1024 KiB, p=1) may be below OWASP's floor") in server.errors()
 
 
 # --- sessions ---

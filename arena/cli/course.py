@@ -107,6 +107,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """arena course check DIR: every problem of course.toml and the roster, one line each (exit 2),
     or what was read (exit 0). Opens no database and starts nothing."""
+    import sys
+
     from arena.course.config import course_toml as config
 
     problems: list[str] = []
@@ -125,6 +127,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"{loaded.path}: ok: {loaded.game} ({', '.join(f'{k}={v}' for k, v in loaded.params.items())}), "
           f"time {loaded.time_control}, season sections: {sections}")
     print(f"{loaded.roster}: ok: {len(students)} student{'s' * (len(students) != 1)}")
+    if loaded.accounts.weak_hashing_for_tests:  # a test course's cheap password hashes: never left unnoticed
+        from arena.course_web.signin import weak_hashing_warning
+
+        print(f"{loaded.path}: {weak_hashing_warning(loaded.accounts)}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -610,7 +610,7 @@ class SecurityHeaders:
 def create_app(course: Course, accounts: Accounts | None = None, https_cookies: bool = False) -> Starlette:
     """The ASGI app of `course` (its uploads wake the course's workers through `course.listeners`);
     `https_cookies` marks the session cookie Secure (behind an HTTPS proxy)."""
-    accounts = accounts or Accounts(course.config.directory)
+    accounts = accounts or Accounts(course.config.directory, course.config.accounts)
     views = CourseApp(course, accounts)
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -124,7 +124,7 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     from arena.course.background.submissions import Workers
     from arena.course.course import Course
     from arena.course.db.accounts import Accounts
-    from arena.course_web import bounds
+    from arena.course_web import bounds, signin
     from arena.course_web.app import create_app
 
     protocol = bounds.guarded_protocol(header_timeout_s, body_idle_s)
@@ -139,7 +139,8 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     ladder = LadderRunner(course) if "ladder" in course.config.sections else None
     # the phases' score games and move-generation checks, in the background
     checks = PhaseChecks(course) if course.config.season.phases else None
-    accounts = Accounts(course.config.directory, database=course.store.db)  # one connection manager
+    accounts = Accounts(course.config.directory, course.config.accounts,
+                        database=course.store.db)  # one connection manager
     app = create_app(course, accounts, https_cookies=https_cookies)
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
@@ -152,6 +153,9 @@ def serve(directory: str | Path, host: str = DEFAULT_HOST, port: int = DEFAULT_P
     server = uvicorn.Server(config)
     if warning:
         print(f"arena course: {warning}", file=sys.stderr)
+    weak = signin.weak_hashing_warning(course.config.accounts)
+    if weak:  # a test course's cheap password hashes: said at the start, never taken for a real course's
+        print(f"arena course: {weak}", file=sys.stderr, flush=True)
     rehearsal = course.clock.warning()
     if rehearsal:  # never left on unnoticed: the server's first words, the staff pages' banner
         print(f"arena course: {rehearsal}", file=sys.stderr, flush=True)

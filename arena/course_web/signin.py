@@ -5,8 +5,9 @@ restart forgets): per (id, client address), so a stranger's guesses hold off tha
 never the id's owner at another address; per address across ids, so one client cannot spray
 passwords over the roster; and per id from everywhere, a much higher cap against guesses spread
 over many addresses. A check costs no hash: refused tries never reach argon2. Hashes themselves
-run at most HASHES_AT_ONCE at a time (each takes argon2's 64 MiB), so a crowd of sign-ins waits
-its turn instead of taking every core and gigabytes of memory; past a short wait, 429.
+run at most HASHES_AT_ONCE at a time (each takes course.toml's [accounts] argon2_memory_kib, 64 MiB
+by default), so a crowd of sign-ins waits its turn instead of taking every core and gigabytes of
+memory; past a short wait, 429.
 """
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.course.config.sections import AccountSettings
 
 FAILURE_WINDOW_S = 15 * 60
 """How long a wrong password counts against an id, an address or both (seconds)."""
@@ -26,7 +31,7 @@ MAX_FAILURES_PER_ID = 100
 """Wrong passwords for one id from all addresses together within the window before it must wait
 (high: reaching it takes many addresses, and the owner's own session stays open)."""
 HASHES_AT_ONCE = 2
-"""Password hashes (argon2id, 64 MiB each) computed at the same time."""
+"""Password hashes (argon2id, 64 MiB each at the default costs) computed at the same time."""
 HASH_QUEUE_S = 10.0
 """How long a sign-in waits for its turn to hash before 429 (seconds)."""
 MAX_WAITING = 64
@@ -35,6 +40,16 @@ MAX_KEYS = 50_000
 """Counters kept before the expired ones are swept (bounds memory under a spray of made-up ids)."""
 ID_CHARS = 128
 """An id longer than this is counted by its first ID_CHARS characters."""
+
+
+def weak_hashing_warning(costs: AccountSettings) -> str:
+    """What the server and `arena course check` say first on a test course (course.toml's [accounts]
+    weak_hashing_for_tests = true), so that it is never taken for a real one; else ""."""
+    if not costs.weak_hashing_for_tests:
+        return ""
+    return ("WARNING: TEST COURSE: course.toml's [accounts] weak_hashing_for_tests = true: password hashes "
+            f"(argon2id t={costs.argon2_time_cost}, {costs.argon2_memory_kib} KiB, "
+            f"p={costs.argon2_parallelism}) may be below OWASP's floor, for tests only, never a real course")
 
 
 class Busy(Exception):

@@ -20,6 +20,7 @@ from typing import Any
 from arena.cell.limits import Limits
 from arena.course.config import checks, sections
 from arena.course.config.sections import (
+    AccountSettings,
     FinalSettings,
     GradingSettings,
     LadderSettings,
@@ -37,7 +38,7 @@ STUDENT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """A student id: letters, digits, `_`, `.`, `-`, at most 64 (it names folders and URLs)."""
 
 KEYS = {"game", "params", "time", "clock", "wall_factor", "qualification_games", "opens", "deadline",
-        "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title"}
+        "upload_max_mb", "upload_interval_s", "storage_mb", "roster", "build", "limits", "title", "accounts"}
 SEASON_SECTIONS = ("phases", "extensions", "ladder", "final", "grading", "privacy", "similarity")
 """The season's sections (issue 25): read at load into `CourseConfig.season`, `.ladder`, `.final`,
 `.grading`, `.privacy`, `.similarity` (config/sections.py); `CourseConfig.sections` keeps which were
@@ -99,6 +100,7 @@ class CourseConfig:
     grading: GradingSettings = field(default_factory=GradingSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     similarity: SimilaritySettings = field(default_factory=SimilaritySettings)
+    accounts: AccountSettings = field(default_factory=AccountSettings)
 
     @property
     def path(self) -> Path:
@@ -188,6 +190,7 @@ class _Reader:
         grading = take(lambda: sections.read_grading(get("grading"), self.bad))
         privacy = take(lambda: sections.read_privacy(get("privacy"), self.bad))
         similarity = take(lambda: sections.read_similarity(get("similarity"), self.bad))
+        accounts = take(lambda: sections.read_accounts(get("accounts"), self.bad))
         if problems:
             raise CourseError("\n".join(problems))
         return CourseConfig(
@@ -200,7 +203,7 @@ class _Reader:
             roster=found["roster"], title=title,
             sections={name: self.data[name] for name in SEASON_SECTIONS if name in self.data},
             season=season, ladder=ladder, final=final, grading=grading, privacy=privacy,
-            similarity=similarity)
+            similarity=similarity, accounts=accounts)
 
     def build(self) -> dict[str, Any]:
         return sections.table(self.data.get("build"), "build", BUILD_KEYS, self.bad)

@@ -1,8 +1,8 @@
 """The season's sections of course.toml as typed, frozen values, each read and checked once when
 course.toml is loaded (config/course_toml.py): `[[phases]]` and `[extensions]` (a `Season`),
-`[ladder]`, `[final]`, `[grading]`, `[privacy]` and `[similarity]`. A reader raises CourseError naming its key
-(through `fail`); the loader collects them, one line each. The keys are documented in
-docs/course.md."""
+`[ladder]`, `[final]`, `[grading]`, `[privacy]` and `[similarity]`; `[accounts]` alike. A reader
+raises CourseError naming its key (through `fail`); the loader collects them, one line each. The
+keys are documented in docs/course.md."""
 from __future__ import annotations
 
 import dataclasses
@@ -438,3 +438,38 @@ def read_similarity(raw_section: Any, fail: Fail) -> SimilaritySettings:
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 5:
         raise fail("similarity.min_match_tokens", f"a whole number of tokens >= 5, e.g. 40, got {tokens!r}")
     return SimilaritySettings(float(threshold), tokens)
+
+
+# --- [accounts], read alike: a real course's argon2id costs reach one of OWASP's equally strong
+# choices (memory KiB, passes) and none passes its largest (1 GiB a hash: the server hashes two at once)
+OWASP_FLOOR = ((47104, 1), (19456, 2), (12288, 3), (9216, 4), (7168, 5))
+HASH_MOST = {"argon2_time_cost": 16, "argon2_memory_kib": 1024 * 1024, "argon2_parallelism": 16}
+
+
+@dataclass(frozen=True)
+class AccountSettings:
+    """`[accounts]`, checked: argon2id's costs (memory in KiB); `weak_hashing_for_tests` lifts the floor."""
+
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 64 * 1024
+    argon2_parallelism: int = 4
+    weak_hashing_for_tests: bool = False
+
+
+def read_accounts(raw_section: Any, fail: Fail) -> AccountSettings:
+    """The `[accounts]` section (the defaults without one)."""
+    raw = table(raw_section, "accounts", {*HASH_MOST, "weak_hashing_for_tests"}, fail)
+    for_tests = raw.get("weak_hashing_for_tests", False)
+    if not isinstance(for_tests, bool):
+        raise fail("accounts.weak_hashing_for_tests", f"must be true or false, got {for_tests!r}")
+    time_cost, memory, lanes = costs = [raw.get(key, getattr(AccountSettings, key)) for key in HASH_MOST]
+    for (key, most), value in zip(HASH_MOST.items(), costs, strict=True):
+        if not checks.is_number(value, whole=True, least=1, most=most):
+            raise fail(f"accounts.{key}", f"must be a whole number from 1 to {most}, got {value!r}")
+    floor = ((8 * lanes, 1),) if for_tests else OWASP_FLOOR  # argon2's own: 8 KiB a lane
+    if not any(memory >= m and time_cost >= t for m, t in floor):
+        least = ", ".join(f"{m} at argon2_time_cost = {t}" for m, t in floor)
+        raise fail("accounts.argon2_memory_kib", f"{memory} KiB with argon2_time_cost = {time_cost} and "
+                   f"argon2_parallelism = {lanes} is below {'argon2' if for_tests else 'OWASP'}'s floor "
+                   f"(at least {least} or more){'' if for_tests else '; weak_hashing_for_tests lifts it'}")
+    return AccountSettings(time_cost, memory, lanes, for_tests)

@@ -2,10 +2,10 @@
 one-time sign-in links, API tokens, and the audit log of what staff did.
 
 The tables live in the course's one SQLite database (`course.db`, WAL mode) beside the engine's.
-Passwords are argon2id hashes (argon2-cffi). Sign-in links and API tokens are 32 random bytes,
-so they are stored as their SHA-256 (a slow hash adds nothing to a secret nobody can guess, and a
-token is checked on every API call); each is shown once, when made, and a new one replaces the
-old. Nothing here knows of HTTP: the web app (app.py) and the `arena course` commands both call it.
+Passwords are argon2id hashes at `[accounts]`'s costs (a sign-in rehashes one made at others). Sign-in
+links and API tokens are 32 random bytes, so they are stored as their SHA-256 (a slow hash adds nothing
+to a secret nobody can guess, and a token is checked on every API call); each is shown once, when made,
+and a new one replaces the old. Nothing here knows of HTTP: the web app and `arena course` call it.
 """
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ import secrets
 import sqlite3
 import time
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from arena.course.config.sections import AccountSettings
 from arena.course.db.database import DB_NAME, Database
 from arena.course.db.files import write_atomically
 
@@ -93,11 +94,11 @@ class Accounts:
     """The accounts of the course in `directory` (its course.db). Safe to share between threads:
     each thread has its own connection (WAL mode), so the web app's worker threads never share one."""
 
-    def __init__(self, directory: str | Path, hasher: PasswordHasher | None = None,
+    def __init__(self, directory: str | Path, costs: AccountSettings | None = None,
                  database: Database | None = None) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
-        self.hasher = hasher or PasswordHasher()
+        self.hasher = PasswordHasher(*astuple(costs or AccountSettings())[:3])  # passes, memory KiB, lanes
         self.database = database or Database(self.path)
         """course.db's connections: the course's own (Store.db) when the server shares it."""
 
