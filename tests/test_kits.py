@@ -2,7 +2,7 @@
 played against `random` under the real referee; every kit's answer to the `legal` request checked
 against the rules (arena.match.legal_check), with a bug planted in its sample generator caught.
 
-Each kit is copied to a temporary directory and built once per test process with its own
+Each kit is copied to a temporary directory and built once per run with its own
 `build.sh` (the `built_kit` fixture of tests/conftest.py), whose last line is the command that
 runs the bot. A missing compiler or library skips with the reason (fails under CI=true: .ci/run
 installs them).
