@@ -60,21 +60,39 @@ def rss_bytes() -> int:
     return 0
 
 
-# --- the starter kits, each built once per process ---
+# --- the starter kits, each built once per run ---
 
 @pytest.fixture(scope="session")
-def built_kit(tmp_path_factory):
+def built_kit(request, tmp_path_factory):
     """kit name -> (its built folder, the run command its build.sh printed): each kit in
-    examples/kits/ built with its own build.sh once per process (test_kits.build_kit). A test that
-    changes the folder works on a copy (shutil.copytree keeps the times: make finds it up to date)."""
+    examples/kits/ built with its own build.sh once per run (test_kits.build_kit): on xdist, by the
+    first worker that asks, in the run's own temporary directory (the workers' basetemps are in
+    it), the other waiting on a lock and taking that build. A test that changes the folder works on
+    a copy (shutil.copytree keeps the times: make finds it up to date)."""
+    import fcntl
+    import shutil
+
     from test_kits import build_kit
 
-    base = tmp_path_factory.mktemp("kits")
+    own = tmp_path_factory.getbasetemp()
+    if hasattr(request.config, "workerinput") and own.name.startswith("popen-"):  # the run's /popen-gwN
+        base = own.parent / "kits"
+        base.mkdir(exist_ok=True)
+    else:
+        base = tmp_path_factory.mktemp("kits")
     built: dict[str, tuple[Path, str]] = {}
 
     def get(kit: str) -> tuple[Path, str]:
         if kit not in built:
-            built[kit] = (base / kit, build_kit(kit, base))
+            with open(base / f"{kit}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+                command = base / f"{kit}.command"  # written once the build is done
+                if not command.is_file():
+                    shutil.rmtree(base / kit, ignore_errors=True)  # a build that failed half-way
+                    part = base / f"{kit}.part"
+                    part.write_text(build_kit(kit, base), encoding="utf-8")
+                    part.rename(command)
+                built[kit] = (base / kit, command.read_text(encoding="utf-8"))
         return built[kit]
 
     return get

@@ -2,13 +2,18 @@
 its own generator and fails it with a planted bug, the student seeing the positions on its own season
 page. A real `arena course serve`; the kits (C++, Java over JeroMQ, Java over the text protocol, C#,
 python-stdio) zipped and uploaded as students do: half through the web form, half with
-`arena course submit` from the terminal; each built in the sandbox by its own build.sh. Domineering
-4x4: the kits' sample generators cover Domineering (examples/kits/README.md)."""
+`arena course submit` from the terminal; each built in the sandbox by its own build.sh. The C++ kit
+is zipped with the binary its student built (the process's `built_kit`, as tests/test_course_season.py
+does): the server's `make` finds it up to date, and g++ does not run a second time for the same
+binary (the kit compiled in the server's sandbox: tests/test_course_engine.py). Domineering 4x4: the
+kits' sample generators cover Domineering (examples/kits/README.md)."""
 from __future__ import annotations
 
+import io
 import shutil
 import textwrap
 import time
+import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -47,8 +52,20 @@ def season() -> str:
         """)
 
 
+def with_binary(data: bytes, binary: Path) -> bytes:
+    """The zip `data` with the built `binary` added as `bot`, last: extracted last, it is newer than
+    bot.cpp, so the kit's make finds it up to date."""
+    buffer = io.BytesIO(data)
+    with zipfile.ZipFile(buffer, "a", zipfile.ZIP_DEFLATED) as archive:
+        assert "bot" not in archive.namelist()
+        info = zipfile.ZipInfo("bot")
+        info.external_attr = 0o755 << 16
+        archive.writestr(info, binary.read_bytes())
+    return buffer.getvalue()
+
+
 @pytest.fixture(scope="module")
-def played(tmp_path_factory):
+def played(tmp_path_factory, built_kit):
     reason = sandbox.unavailable_reason()
     require(reason is None, f"bots cannot be sandboxed here: {reason}")
     for kit, tools in KIT_TOOLS.items():
@@ -70,6 +87,8 @@ def played(tmp_path_factory):
                 assert PLANTED[0] in source, "the kit's generator changed: plant the bug anew"
                 edit = {"bot.py": source.replace(*PLANTED).encode()}
             data = kit_zip(kit, edit)
+            if kit == "cpp":
+                data = with_binary(data, built_kit("cpp")[0] / "bot")
             protocol = "v1" if kit in ("cpp", "java") else "stdio"
             if n % 2 == 0:  # the web form
                 client = clients[sid]

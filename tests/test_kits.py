@@ -2,7 +2,7 @@
 played against `random` under the real referee; every kit's answer to the `legal` request checked
 against the rules (arena.match.legal_check), with a bug planted in its sample generator caught.
 
-Each kit is copied to a temporary directory and built once per test process with its own
+Each kit is copied to a temporary directory and built once per run with its own
 `build.sh` (the `built_kit` fixture of tests/conftest.py), whose last line is the command that
 runs the bot. A missing compiler or library skips with the reason (fails under CI=true: .ci/run
 installs them).
@@ -24,6 +24,7 @@ from arena.cell.launcher import resolve_command
 from arena.match.clock import TimeControl
 from arena.match.legal_check import NO_ANSWER, check_move_generation
 from arena.match.referee import run_match
+from arena.match.reuse import BotHub
 from arena.match.spec import BotSpec, MatchSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,14 +111,24 @@ def kit_command(request, built_kit) -> tuple[str, str]:
     return request.param, built_kit(request.param)[1]
 
 
+@pytest.fixture(scope="module")
+def kit_hub(kit_command):
+    """The kit's bot and `random`, kept running from one game's match to the next (a BotHub, as a
+    tournament worker keeps them): a JVM, Mono or adapter start-up a kit, not one a match. The
+    first match starts them; the kit then gets the next game's `new_game`, as in a tournament."""
+    hub = BotHub()
+    yield hub
+    hub.close()
+
+
 @pytest.mark.parametrize("game", sorted(GAMES))
-def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, game):
+def test_every_kit_builds_and_plays_random_without_a_forfeit(kit_command, kit_hub, game):
     kit, command = kit_command
     bot = BotSpec(f"kit-{kit}", resolve_command(command))
     spec = MatchSpec(match_id=f"kit-{kit}", game=game,
                      bots=(bot, BotSpec("random", resolve_command("random"))), time_control=CLOCK,
                      game_numbers=(0, 1), params=GAMES[game])
-    records = run_match(spec)
+    records = run_match(spec, hub=kit_hub)
     assert [r.forfeit for r in records] == [None, None], [r.logs for r in records]
     from arena.cell import sandbox  # sandboxed where it can be: Java's JeroMQ goes through the relay
     assert {r.isolation for r in records} == {sandbox.decide("auto").label}
@@ -191,8 +202,9 @@ def build_page_java(where: Path) -> str:
     require(_java_ready() is None, f"Java block: {_java_ready()}")
     (where / "Bot.java").write_text(code_block("java"), encoding="utf-8")
     classpath = os.pathsep.join([str(where), *map(str, DEBIAN_JARS)])
-    done = subprocess.run(["javac", "-cp", classpath, "Bot.java"], cwd=where, capture_output=True, text=True,
-                          timeout=BUILD_TIMEOUT_S)
+    quick = "-J-XX:TieredStopAtLevel=1"  # javac's own JIT: the same classes, as the kits build them
+    done = subprocess.run(["javac", quick, "-cp", classpath, "Bot.java"], cwd=where, capture_output=True,
+                          text=True, timeout=BUILD_TIMEOUT_S)
     assert done.returncode == 0, f"javac against Debian's JeroMQ 0.3.6:\n{done.stderr}"
     return f"java -cp {classpath} Bot"
 

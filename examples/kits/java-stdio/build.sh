@@ -4,9 +4,11 @@
 # section 11); a file named no-legal beside this script leaves `legal` out: a bot without it.
 set -e
 cd "$(dirname "$0")"
+# javac and jar are short JVM runs: the quick JIT alone (C1) makes them a third faster (README.md).
+QUICK=-J-XX:TieredStopAtLevel=1
 rm -rf build && mkdir -p build/classes
-javac -d build/classes src/Bot.java >&2
-jar --create --file bot.jar --main-class Bot -C build/classes . >&2
+javac $QUICK -d build/classes src/Bot.java >&2
+jar $QUICK --create --file bot.jar --main-class Bot -C build/classes . >&2
 if [ -e no-legal ]; then
     echo "stdio:java -jar $(pwd)/bot.jar --arena-options=position,ready"
 else

@@ -6,6 +6,8 @@
 # (docs/PROTOCOL.md, "Move generation"): a bot without that extension.
 set -e
 cd "$(dirname "$0")"
+# javac and jar are short JVM runs: the quick JIT alone (C1) makes them a third faster (README.md).
+QUICK=-J-XX:TieredStopAtLevel=1
 find_jar() {  # find_jar NAME DEBIAN_PATH
     for jar in lib/"$1"-*.jar "$2"; do
         if [ -f "$jar" ]; then echo "$jar"; return; fi
@@ -16,12 +18,12 @@ find_jar() {  # find_jar NAME DEBIAN_PATH
 JEROMQ_JAR=${JEROMQ_JAR:-$(find_jar jeromq /usr/share/java/jeromq.jar libjeromq-java)}
 MSGPACK_JAR=${MSGPACK_JAR:-$(find_jar msgpack-core /usr/share/java/msgpack-core.jar libmsgpack-java)}
 rm -rf build && mkdir -p build/classes
-javac -d build/classes -cp "$JEROMQ_JAR:$MSGPACK_JAR" src/Bot.java >&2
+javac $QUICK -d build/classes -cp "$JEROMQ_JAR:$MSGPACK_JAR" src/Bot.java >&2
 (cd build/classes && for jar in "$JEROMQ_JAR" "$MSGPACK_JAR"; do
     case "$jar" in /*) ;; *) jar="../../$jar" ;; esac
-    jar xf "$jar"
+    jar $QUICK xf "$jar"
 done && rm -rf META-INF)
-jar --create --file bot.jar --main-class Bot -C build/classes . >&2
+jar $QUICK --create --file bot.jar --main-class Bot -C build/classes . >&2
 if [ -e no-legal ]; then
     echo "java -jar $(pwd)/bot.jar --no-legal"
 else
