@@ -51,6 +51,66 @@ def run_arena(*args: str, cwd: Path, env: dict[str, str] | None = None,
                           text=True, timeout=timeout)
 
 
+def call_arena(*args: str, cwd: Path, env: dict[str, str] | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+    """`arena ARGS` as run_arena runs it, but in this process: the same parser and commands
+    (arena.cli.main) without a new interpreter's start-up and imports (about 1 CPU s each). Run in
+    `cwd` with `env` as the environment (ENV by default); its output is captured at the file
+    descriptors, so what the processes it starts (workers, bots) write to them is caught too, as
+    a subprocess's pipes would catch it; after `timeout` seconds, TimeoutError is raised inside the
+    command (SIGALRM: from the main thread only). For where the process itself is not the point."""
+    import tempfile
+
+    from arena.cli import main
+
+    def too_long(signum: int, frame: object) -> None:
+        raise TimeoutError(f"arena {' '.join(args)}: still running after {timeout} s")
+
+    saved_env = dict(os.environ)
+    saved_fds = [os.dup(1), os.dup(2)]
+    saved_streams = sys.stdout, sys.stderr
+    code: int | None = None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        streams = [open(f.fileno(), "w", closefd=False, encoding="utf-8", errors="backslashreplace",
+                        buffering=-1 if f is out else 1) for f in (out, err)]  # as a process's would be
+        try:
+            os.environ.clear()
+            os.environ.update(ENV if env is None else env)
+            for stream in saved_streams:
+                with contextlib.suppress(ValueError, OSError):
+                    stream.flush()
+            os.dup2(out.fileno(), 1)
+            os.dup2(err.fileno(), 2)
+            sys.stdout, sys.stderr = streams
+            alarm = signal.signal(signal.SIGALRM, too_long)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                with contextlib.chdir(cwd):
+                    code = main(list(args)) or 0  # as sys.exit(main()) would exit
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, alarm)
+        finally:
+            for stream in streams:
+                stream.close()  # flushes into the files
+            sys.stdout, sys.stderr = saved_streams
+            os.dup2(saved_fds[0], 1)
+            os.dup2(saved_fds[1], 2)
+            for fd in saved_fds:
+                os.close(fd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            said = []
+            for f in (out, err):
+                f.seek(0)
+                said.append(f.read().decode(errors="replace"))
+            if code is None:  # raised: what it said is shown with the test's failure
+                sys.stderr.write("".join(said))
+    return subprocess.CompletedProcess(["arena", *args], code, said[0], said[1])
+
+
 def rss_bytes() -> int:
     """This process's resident memory (bytes), from /proc."""
     with open("/proc/self/status") as f:

@@ -1,13 +1,14 @@
 """Issue 21: a game whose worker process keeps dying is `aborted`, charged to nobody, left out of the
 standings and Elo, listed for the staff with what both bots printed, and played again only with
 `arena tournament run --retry-aborted`. Shown with a real bot that kills its worker (SIGKILL) during
-its opponent's turn, through the real `arena` command."""
+its opponent's turn, through the real `arena` command (what follows that run, in this process:
+arena.cli.main, the same commands without an interpreter's start-up)."""
 from __future__ import annotations
 
 import re
 import sys
 
-from conftest import ROOT, run_arena
+from conftest import ROOT, call_arena, run_arena
 
 from arena.match.records import GameRecord
 from arena.tournament.standings import compute, scored_records
@@ -68,23 +69,23 @@ def test_a_bot_that_kills_its_worker_on_the_opponents_turn_gets_the_game_aborted
     assert len(scored_records(games)) == 0
     assert result.crosstable.frame().loc["killer"].isna().all() and result.played == 0
     # listed for the staff with both bots' output: the run's report, and `arena standings`
-    for text in (done.stdout, run_arena("standings", "t", cwd=tmp_path).stdout):
+    for text in (done.stdout, call_arena("standings", "t", cwd=tmp_path).stdout):
         assert "2 games aborted, not scored" in text and "--retry-aborted" in text
         assert "killer-vs-ann-g1: the worker process playing this game died 2 times" in text
         assert "killer: striking at ply" in text and "ann (seat 0) printed nothing" in text
     assert "2 of them aborted" in done.stderr
     # the killer's page on the published site: each aborted game "*", worth 0 points (not a draw's 0.5)
-    published = run_arena("publish", "t.toml", cwd=tmp_path)
+    published = call_arena("publish", "t.toml", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     page = (tmp_path / "results" / "t" / "site" / "bots" / "killer.html").read_text()
     for game_id in aborted:
         row = re.search(rf"{game_id}</a></td>.*?</tr>", page, re.S)
         assert row and re.search(r"<td>\*</td><td>0</td>", row.group(0)), row and row.group(0)
-    again = run_arena("tournament", "run", "t.toml", cwd=tmp_path, timeout=300)  # not played again
+    again = call_arena("tournament", "run", "t.toml", cwd=tmp_path)  # not played again
     assert again.returncode == 0 and "nothing to play" in again.stderr
     # on request, played again: the aborted records are kept aside
     peace.touch()
-    retry = run_arena("tournament", "run", "t.toml", "--retry-aborted", "--quiet", cwd=tmp_path, timeout=300)
+    retry = call_arena("tournament", "run", "t.toml", "--retry-aborted", "--quiet", cwd=tmp_path)
     assert retry.returncode == 0, retry.stderr
     assert "2 aborted games played again" in retry.stderr
     with Store(db, create=False) as store:

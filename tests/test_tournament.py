@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import ENV, arena_cmd, run_arena
+from conftest import ENV, arena_cmd, call_arena, run_arena
 
 from arena.match.records import GameRecord, MoveRecord
 from arena.tournament import runner as tmod
@@ -41,6 +41,10 @@ def write(path: Path, games=2, bots=("r1", "r2", "r3"), extra="", time_s="0.2", 
 
 
 arena = run_arena
+"""`arena ARGS` as a real process: where the process is the point (a run that finishes, its exit code
+and its one line of stderr, pipes, signals)."""
+here = call_arena
+"""`arena ARGS` in this process (the same commands, without an interpreter's start-up): the rest."""
 
 
 def rows(db: Path) -> list[tuple]:
@@ -210,10 +214,27 @@ def test_refused_change_keeps_stored_results(tmp_path):
 
 # --- real runs, real processes ---
 
-def test_small_round_robin_finishes(tmp_path):
-    write(tmp_path / "rr.toml", bots=("a", "b", "c"))
-    done = arena("tournament", "run", "rr.toml", "--concurrency", "2", cwd=tmp_path)
+@pytest.fixture(scope="module")
+def round_robin(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A small round-robin (3 random bots, 2 games a pairing, 5x5) played to its end once for the
+    module by the real `arena tournament run`: (its directory, the run). The tests that only read it
+    and those that change it alike work on a copy (copy_round_robin)."""
+    where = tmp_path_factory.mktemp("rr")
+    write(where / "rr.toml", bots=("a", "b", "c"), time_s="0.5")
+    return where, arena("tournament", "run", "rr.toml", "--concurrency", "2", cwd=where)
+
+
+def copy_round_robin(round_robin: tuple[Path, subprocess.CompletedProcess],
+                     to: Path) -> subprocess.CompletedProcess:
+    """The module's round-robin (its file and results) copied into `to`; its run."""
+    where, done = round_robin
     assert done.returncode == 0, done.stderr
+    shutil.copytree(where, to, dirs_exist_ok=True)
+    return done
+
+
+def test_small_round_robin_finishes(tmp_path, round_robin):
+    done = copy_round_robin(round_robin, tmp_path)
     assert "Traceback" not in done.stderr
     assert "6/6 games" in done.stderr and "rank" in done.stdout
     games = rows(tmp_path / "results" / "rr" / DB_NAME)
@@ -226,26 +247,26 @@ def test_small_round_robin_finishes(tmp_path):
         assert data["players"] == ([a, b] if number % 2 == 0 else [b, a])
         assert data["moves"] and data["winner"] in (0, 1)
     assert "domineering (rows=5, cols=5, first=vertical)" in done.stderr  # the game's order, not a dict
-    shown = arena("standings", "rr.toml", cwd=tmp_path)
+    shown = here("standings", "rr.toml", cwd=tmp_path)
     assert shown.returncode == 0 and "6/6 games played" in shown.stdout
     assert "domineering (rows=5, cols=5, first=vertical)" in shown.stdout
     # a rerun with nothing to play says so, with no progress bar and no "played in 0.0 s"
-    again = arena("tournament", "run", "rr.toml", "--concurrency", "999", cwd=tmp_path)
+    again = here("tournament", "run", "rr.toml", "--concurrency", "999", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert "all 6 games are already stored" in again.stderr
     assert "played in" not in again.stderr and "[#" not in again.stderr
     assert "rank" in again.stdout  # the standings are still shown
     # more workers than cores: the clocks are no longer fair, and the run says so
     assert "--concurrency 999 is more than the" in again.stderr and "no longer fair" in again.stderr
-    published = arena("publish", "rr", cwd=tmp_path)
+    published = here("publish", "rr", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     out = tmp_path / "results" / "rr"
     for name in ("standings.md", "standings.csv", "crosstable.md", "games.csv", "site/index.html"):
         assert (out / name).stat().st_size > 0
     assert len(list((out / "records").glob("*.json"))) == 6
     # a changed file is refused with a reason, and nothing stored is lost
-    write(tmp_path / "rr.toml", bots=("a", "b", "c"), params="rows = 6\ncols = 5")
-    refused = arena("tournament", "run", "rr.toml", cwd=tmp_path)
+    write(tmp_path / "rr.toml", bots=("a", "b", "c"), time_s="0.5", params="rows = 6\ncols = 5")
+    refused = here("tournament", "run", "rr.toml", cwd=tmp_path)
     assert refused.returncode == 2
     assert "params" in refused.stderr and "Traceback" not in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
@@ -254,9 +275,14 @@ def test_small_round_robin_finishes(tmp_path):
 
 def test_resume_after_kill_9(tmp_path):
     """Kill a real run with SIGKILL mid-way; the next run finishes with every game exactly once."""
-    # whole pairings per task (the default): games are committed as they end, not when a task returns
-    write(tmp_path / "k.toml", games=20, bots=("a", "b", "c", "d"))  # bots kept between matches: fast
+    # whole pairings per task (the default): games are committed as they end, not when a task returns;
+    # bots kept between matches: 24 games of about 0.1 s; the run is killed 1 or 2 games after the 4th
+    games, pairings = 4, ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
+    total = games * len(pairings)
+    write(tmp_path / "k.toml", games=games, bots=("a", "b", "c", "d"))
     db = tmp_path / "results" / "k" / DB_NAME
+    from arena.tournament import standings  # noqa: F401 (imported now, not while the run plays on)
+
     with open(tmp_path / "err", "w") as err:
         proc = subprocess.Popen(arena_cmd("tournament", "run", "k.toml"), cwd=tmp_path, env=ENV,
                                 stdout=subprocess.DEVNULL, stderr=err)
@@ -271,13 +297,13 @@ def test_resume_after_kill_9(tmp_path):
             if count >= 4:
                 break
         time.sleep(0.05)
-    during = arena("standings", "k.toml", cwd=tmp_path)  # readers never block the running writer
+    during = here("standings", "k.toml", cwd=tmp_path)  # readers never block the running writer
     assert during.returncode == 0 and "games played" in during.stdout, during.stderr
     workers = _children(proc.pid)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before = rows(db)
-    assert 4 <= len(before) < 120, "the run should be killed mid-way"
+    assert 4 <= len(before) < total, "the run should be killed mid-way"
     # the orphaned worker notices its parent is gone, stops its match and exits
     deadline = time.monotonic() + 10
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
@@ -285,17 +311,16 @@ def test_resume_after_kill_9(tmp_path):
     assert not [pid for pid in workers if _alive(pid)], "the orphaned worker outlived its run"
     said = (tmp_path / "err").read_text()  # also multiprocessing's resource tracker, left alone
     assert "leaked semaphore" not in said and "Traceback" not in said, said
-    done = arena("tournament", "run", "k.toml", cwd=tmp_path)
+    done = here("tournament", "run", "k.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     after = rows(db)
-    assert len(after) == 120
+    assert len(after) == total
     resumed = len(after) - len(before)  # the summary says what this run played and what was there
-    assert f"k: all 120 games played: {resumed} this run in " in done.stderr, done.stderr
+    assert f"k: all {total} games played: {resumed} this run in " in done.stderr, done.stderr
     assert f" s, {len(before)} stored by earlier runs" in done.stderr, done.stderr
     keys = [(p, n) for p, n, _, _ in after]
-    pairings = ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
-    assert keys == sorted({(p, n) for p in pairings for n in range(20)})
-    assert len({g for _, _, g, _ in after}) == 120
+    assert keys == sorted({(p, n) for p in pairings for n in range(games)})
+    assert len({g for _, _, g, _ in after}) == total
     assert set(before) <= set(after)  # nothing stored before the kill was lost or rewritten
 
 
@@ -431,7 +456,7 @@ def test_kill_9_of_the_runner_ends_its_workers_and_bots_within_two_seconds(tmp_p
 def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_path):
     crash = f"{sys.executable} {BROKEN} crash"
     write(tmp_path / "c.toml", games=2, bots=("a", ("crasher", crash), "b"), params="rows = 6\ncols = 6")
-    done = arena("tournament", "run", "c.toml", "--concurrency", "2", cwd=tmp_path)
+    done = here("tournament", "run", "c.toml", "--concurrency", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     games = [json.loads(r) for _, _, _, r in rows(tmp_path / "results" / "c" / DB_NAME)]
     assert len(games) == 6
@@ -447,29 +472,31 @@ def test_bot_that_crashes_every_game_forfeits_and_the_tournament_finishes(tmp_pa
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
-    for args in (("tournament", "run", "missing.toml"), ("standings", "missing"), ("publish", "missing")):
-        done = arena(*args, cwd=tmp_path)
+    # the first as a real process (its exit code, nothing else on its stderr), the rest in this one
+    for call, args in ((arena, ("tournament", "run", "missing.toml")), (here, ("standings", "missing")),
+                       (here, ("publish", "missing"))):
+        done = call(*args, cwd=tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         assert "missing" in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1
     (tmp_path / "bad.toml").write_text("game = 'chess'\n")
-    done = arena("tournament", "run", "bad.toml", cwd=tmp_path)
+    done = here("tournament", "run", "bad.toml", cwd=tmp_path)
     assert done.returncode == 2 and "chess" in done.stderr and "bad.toml" in done.stderr
 
 
 def test_submit_checks_the_bot_before_adding_it(tmp_path):
     path = write(tmp_path / "s.toml", bots=("a", "b"))
     before = path.read_text()
-    rejected = arena("submit", "s.toml", "crasher", sys.executable, str(BROKEN), "crash", cwd=tmp_path)
+    rejected = here("submit", "s.toml", "crasher", sys.executable, str(BROKEN), "crash", cwd=tmp_path)
     assert rejected.returncode == 2
     assert "rejected" in rejected.stderr and "crashed" in rejected.stderr
     assert path.read_text() == before
-    missing = arena("submit", "s.toml", "ghost", "/no/such/bot", cwd=tmp_path)
+    missing = here("submit", "s.toml", "ghost", "/no/such/bot", cwd=tmp_path)
     assert missing.returncode == 2 and "/no/such/bot" in missing.stderr
     assert "Traceback" not in missing.stderr
-    taken = arena("submit", "s.toml", "a", "random", cwd=tmp_path)
+    taken = here("submit", "s.toml", "a", "random", cwd=tmp_path)
     assert taken.returncode == 2 and "already" in taken.stderr
-    ok = arena("submit", "s.toml", "newbie", "random", cwd=tmp_path)
+    ok = here("submit", "s.toml", "newbie", "random", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     t = tmod.load(path)
     assert [b.name for b in t.bots] == ["a", "b", "newbie"]
@@ -484,9 +511,9 @@ def test_submit_takes_a_script_by_relative_path(tmp_path):
         "import random\nfrom bots.sdk import Bot\n\n"
         "class MyBot(Bot):\n    def choose(self, state, time_left):\n"
         "        return random.choice(state.legal_moves())\n\nMyBot().run()\n")
-    split = arena("submit", "rel.toml", "split", sys.executable, "mybot.py", cwd=tmp_path)
+    split = here("submit", "rel.toml", "split", sys.executable, "mybot.py", cwd=tmp_path)
     assert split.returncode == 0, split.stderr
-    line = arena("submit", "rel.toml", "line", f"{sys.executable} mybot.py", cwd=tmp_path)
+    line = here("submit", "rel.toml", "line", f"{sys.executable} mybot.py", cwd=tmp_path)
     assert line.returncode == 0, line.stderr
     bots = tmod.load(path).bots  # read from another directory: the file holds absolute paths
     assert [b.name for b in bots] == ["a", "b", "split", "line"]
@@ -538,7 +565,7 @@ def test_a_script_missing_where_the_file_reads_it_is_refused_with_the_path_looke
     write(path, bots=("a", ("mine", ["python", "-u", "missing.py"])))  # an argv list alike
     with pytest.raises(tmod.TournamentError, match=r"no file 'missing.py' \(looked for .*tour/missing.py\)"):
         tmod.load(path)
-    done = arena("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
+    done = here("tournament", "run", str(path), cwd=tmp_path)  # and from the command line: one line
     assert done.returncode == 2 and "looked for" in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
 
@@ -558,7 +585,7 @@ def test_plan_refuses_every_bot_command_that_run_refuses_in_the_same_one_line(tm
     write(tmp_path / "t.toml", bots=("a", ("b", command)))
     said = []
     for verb in ("plan", "run"):
-        done = arena("tournament", verb, "t.toml", cwd=tmp_path)
+        done = here("tournament", verb, "t.toml", cwd=tmp_path)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert len(done.stderr.splitlines()) == 1 and message in done.stderr, done.stderr
         said.append(done.stderr)
@@ -566,26 +593,25 @@ def test_plan_refuses_every_bot_command_that_run_refuses_in_the_same_one_line(tm
     assert not (tmp_path / "results" / "t" / DB_NAME).exists()
 
 
-def test_careless_inputs_get_one_clear_line(tmp_path):
+def test_careless_inputs_get_one_clear_line(tmp_path, round_robin):
     """A Swiss without `rounds`; `arena standings | head`; `submit stdio:python3 bot.py` unquoted, and
     its rejection: the reason on one line, the bot's stack trace once, below it."""
     write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), extra='format = "swiss"')
-    swiss = arena("tournament", "plan", "s.toml", cwd=tmp_path)
+    swiss = here("tournament", "plan", "s.toml", cwd=tmp_path)
     assert swiss.returncode == 2 and len(swiss.stderr.splitlines()) == 1
     assert "s.toml: rounds: missing: a Swiss needs its number of rounds, from 1 to 3 for 4 bots" \
         in swiss.stderr
-    write(tmp_path / "rr.toml", games=2, bots=("a", "b", "c"), params="rows = 3\ncols = 3", time_s="0.5")
-    assert arena("tournament", "run", "rr.toml", "--quiet", cwd=tmp_path).returncode == 0
+    copy_round_robin(round_robin, tmp_path)  # a round-robin played to its end
     standings = " ".join(arena_cmd("standings", "rr.toml"))
     for reader in ("head -1", "true"):  # `true` has left before arena writes: a broken pipe for sure
         piped = subprocess.run(["bash", "-c", f"set -o pipefail; {standings} | {reader}"], cwd=tmp_path,
                                env=ENV, capture_output=True, text=True, timeout=60)
         assert piped.stderr == "" and piped.returncode == 0, piped.stderr
     shutil.copy(ROOT / "tests" / "bots" / "stdio_bot.py", tmp_path / "mine.py")
-    split = arena("submit", "rr.toml", "mine", f"stdio:{sys.executable}", "mine.py", "first", cwd=tmp_path)
+    split = here("submit", "rr.toml", "mine", f"stdio:{sys.executable}", "mine.py", "first", cwd=tmp_path)
     assert split.returncode == 0, split.stderr
     assert tmod.load(tmp_path / "rr.toml").bots[-1].protocol == "stdio"
-    rejected = arena("submit", "rr.toml", "bad", sys.executable, str(BROKEN), "syntax", cwd=tmp_path)
+    rejected = here("submit", "rr.toml", "bad", sys.executable, str(BROKEN), "syntax", cwd=tmp_path)
     assert rejected.returncode == 2
     first, *rest = rejected.stderr.splitlines()
     assert first.startswith("arena: rejected: bot 'bad': crashed in game submit-bad-g0 after 0 plies (exited "
@@ -600,16 +626,16 @@ def test_results_are_found_from_another_directory(tmp_path):
     absolute directory it writes to."""
     (tmp_path / "course").mkdir()
     write(tmp_path / "course" / "c.toml", games=2, bots=("a", "b"), time_s="0.3")
-    first = arena("tournament", "run", "c.toml", "--quiet", cwd=tmp_path / "course")
+    first = here("tournament", "run", "c.toml", "--quiet", cwd=tmp_path / "course")
     assert first.returncode == 0, first.stderr
     assert f"-> {tmp_path / 'course' / 'results' / 'c'}" in first.stderr
-    again = arena("tournament", "run", "course/c.toml", "--quiet", cwd=tmp_path)
+    again = here("tournament", "run", "course/c.toml", "--quiet", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     beside = tmp_path / "course" / "results" / "c"
     assert f"the results of 'c' are beside its file, in {beside}" in again.stderr
     assert "all 2 games are already stored" in again.stderr
     assert not (tmp_path / "results").exists()
-    shown = arena("standings", "course/c.toml", cwd=tmp_path)
+    shown = here("standings", "course/c.toml", cwd=tmp_path)
     assert shown.returncode == 0 and "2/2 games played" in shown.stdout
-    elsewhere = arena("tournament", "run", "course/c.toml", "--quiet", "--results", "mine", cwd=tmp_path)
+    elsewhere = here("tournament", "run", "course/c.toml", "--quiet", "--results", "mine", cwd=tmp_path)
     assert elsewhere.returncode == 0 and (tmp_path / "mine" / "c" / DB_NAME).is_file()  # --results rules
