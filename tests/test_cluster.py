@@ -3,6 +3,7 @@ standings as the local pool with the same seeds, resume included; a worker kille
 and repeats no game; every worker checks every bot at start-up; a clear error without Dask."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -50,11 +51,65 @@ def standings_of(results_dir: Path):
     return read(results_dir).tables[0].frame
 
 
+QUIET = {
+    "distributed.admin.tick.interval": "1s",  # the event loops' health check, every 20 ms
+    "distributed.worker.profile.enabled": False,  # the workers' profiler, sampling every 10 ms
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "1s",
+    "distributed.deploy.lost-worker-timeout": "1h",
+}
+"""Dask settings of the tests' clusters. Dask watching itself costs an idle LocalCluster of 2 workers
+about 0.2 CPU s a second (its scheduler, nannies and workers), 0.03 with these: none of it is
+arena's, and none of it is checked. A worker lost for `lost-worker-timeout` (15 s by default) has
+its nanny closed by the cluster: a test that kills workers faster than a loaded machine restarts
+them was left with none (`workers {}`)."""
+
+
+def quiet_env() -> dict[str, str]:
+    """ENV with QUIET for an `arena` process's own cluster (Dask reads DASK_A__B_C as a.b-c)."""
+    return {**ENV, **{"DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value)
+                      for key, value in QUIET.items()}}
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int = 2, threads: int = 1, processes: bool = True, settings: dict | None = None):
+    """A Client of a LocalCluster on 127.0.0.1, with QUIET and Dask `settings`."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({**QUIET, **(settings or {})}), \
+            distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=processes,
+                                     dashboard_address="127.0.0.1:0") as local, \
+            distributed.Client(local) as client:
+        yield client
+
+
+FORKED = {"distributed.worker.multiprocessing-method": "forkserver"}
+"""For a test whose cluster restarts killed workers again and again: each worker forked from a server
+process that imported Dask once, rather than a new Python that imports it (spawn: 1.5 CPU s a
+worker). The workers are processes all the same, killed and restarted as any."""
+
+
+@contextlib.contextmanager
+def own_forkserver():
+    """This process's multiprocessing fork server started by the caller (its children at the
+    caller's priority: a timing test's) and stopped at the end; the caller's cluster must be closed
+    by then (a worker's exit is reported through the server)."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    assert server._forkserver_pid is None, "a fork server already runs: its workers would be forked"
+    try:
+        yield
+    finally:
+        server._stop()
+
+
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as local, distributed.Client(local) as c:
+    """The module's cluster: 2 worker processes of 1 thread. A test that kills a worker waits for its
+    nanny to start it again, leaving the cluster as it found it."""
+    with local_cluster() as c:
         yield c
 
 
@@ -111,16 +166,16 @@ def test_each_worker_keeps_its_bots_from_one_match_to_the_next(tmp_path, client)
 
 
 def test_a_worker_with_two_threads_keeps_a_hub_for_each(tmp_path):
-    """A hub's socket is used from one thread: each thread of a worker keeps bots of its own."""
-    distributed = pytest.importorskip("distributed")
+    """A hub's socket is used from one thread: each thread of a worker keeps bots of its own. The
+    worker runs in this process (what is checked is its threads; the module's cluster has worker
+    processes of one thread), its bots are processes as on any worker."""
     from arena.tournament import cluster
 
     starts = tmp_path / "starts"
     bots = [(name, ["sh", "-c", f"echo {name} $$ >> {starts}; exec {sys.executable} -m bots random"])
             for name in ("a", "b", "c")]
     tour = tmod.load(write(tmp_path / "two.toml", games=4, bots=bots, per_task=1, limits='sandbox = "off"'))
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                                  dashboard_address=":0") as local, distributed.Client(local) as c:
+    with local_cluster(workers=1, threads=2, processes=False) as c:
         summary = tmod.run(tour, tmp_path / "res", progress=None, backend=cluster.DaskBackend(c))
     assert (summary.stored, summary.failures) == (12, [])
     lines = starts.read_text().splitlines()
@@ -157,20 +212,20 @@ def still_running(pids: set[int], timeout_s: float) -> set[int]:
     return alive
 
 
-def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
-    distributed = pytest.importorskip("distributed")
+def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path, client):
+    """kill -9 of a worker of the module's cluster mid-match: its match is played again on the other
+    worker, no game is stored twice, its bots die with it; its nanny starts it again."""
     from arena.tournament import cluster
 
-    tour = tmod.load(write(tmp_path / "kill.toml", games=8, bots=("a", "b", "c", "d"), per_task=4))
+    tour = tmod.load(write(tmp_path / "kill.toml", games=4, bots=("a", "b", "c", "d"), per_task=4))
     db = tmp_path / "res" / "kill" / DB_NAME
     outcome: dict = {}
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=":0") as local, distributed.Client(local) as c:
-        runner = threading.Thread(
-            target=lambda: outcome.update(summary=tmod.run(tour, tmp_path / "res", progress=None,
-                                                           backend=cluster.DaskBackend(c, check=tour))))
-        runner.start()
-        killed = None
+    runner = threading.Thread(
+        target=lambda: outcome.update(summary=tmod.run(tour, tmp_path / "res", progress=None,
+                                                       backend=cluster.DaskBackend(client, check=tour))))
+    runner.start()
+    killed = None
+    try:
         deadline = time.monotonic() + 60
         while killed is None and time.monotonic() < deadline and runner.is_alive():
             try:
@@ -178,9 +233,10 @@ def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
                     stored = con.execute("SELECT COUNT(*) FROM games").fetchone()[0]
             except sqlite3.Error:  # not created yet
                 stored = 0
-            busy = [w for w, keys in c.processing().items() if any("run_match_task" in str(k) for k in keys)]
+            busy = [w for w, keys in client.processing().items()
+                    if any("run_match_task" in str(k) for k in keys)]
             if stored >= 4 and busy:
-                pid = c.run(os.getpid, workers=[busy[0]])[busy[0]]
+                pid = client.run(os.getpid, workers=[busy[0]])[busy[0]]
                 bots = descendants(pid)  # its kept bots and its match's, their sandboxes, the watchdog
                 os.kill(pid, signal.SIGKILL)  # mid-match: its task goes to another worker
                 killed = busy[0]
@@ -189,13 +245,30 @@ def test_a_worker_killed_mid_match_loses_and_repeats_no_game(tmp_path):
         assert killed is not None, "no worker was killed: the run ended too soon"
         assert not runner.is_alive()
         assert bots and not still_running(bots, 10), "the killed worker's bots outlived it"
+    finally:
+        runner.join(120)
+        if killed is not None:
+            wait_for_workers(client, 2, gone=killed)
     summary = outcome["summary"]
-    assert summary.failures == [] and summary.stored == 48 and not summary.interrupted
+    assert summary.failures == [] and summary.stored == 24 and not summary.interrupted
     with sqlite3.connect(db) as con:
         keys = con.execute("SELECT pairing, number, game_id FROM games ORDER BY pairing, number").fetchall()
     pairings = [p.pairing_id for p in tour.pairings()]
-    assert [(p, n) for p, n, _ in keys] == sorted((p, n) for p in pairings for n in range(8))
+    assert [(p, n) for p, n, _ in keys] == sorted((p, n) for p in pairings for n in range(4))
     assert all(g == f"{p}-g{n}" for p, n, g in keys)
+
+
+def wait_for_workers(client, count: int, gone: str, timeout_s: float = 60) -> None:
+    """Wait until the cluster has `count` workers again, `gone` (a worker killed) not among them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        workers = client.nthreads()
+        if gone not in workers and len(workers) == count:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"{timeout_s:g} s after {gone} was killed, the cluster's workers are {workers}, "
+                        f"not {count} others")
+        time.sleep(0.1)
 
 
 def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
@@ -211,13 +284,13 @@ def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
         ("silent", f"{sys.executable} {BROKEN} silent"))))
     gone.unlink()  # there when the file was read, missing on the workers
     with pytest.raises(cluster.ClusterError) as caught:
-        cluster.check_workers(client, tour, startup_timeout_s=1.0)
+        cluster.check_workers(client, tour, startup_timeout_s=5.0)  # 1 s: too short under load
     message = str(caught.value)
     for worker in client.nthreads():
         assert f"worker {worker}: bot 'dead': exited with code 1 before saying hello" in message
         assert f"worker {worker}: bot 'dead2': exited with code 1 before saying hello" in message
         assert f"worker {worker}: bot 'gone': " in message and "no file" in message
-        assert f"worker {worker}: bot 'silent': no hello within 1 s" in message
+        assert f"worker {worker}: bot 'silent': no hello within 5 s" in message
     assert "no module named torch" in message and "'r1'" not in message
     ok = tmod.load(write(tmp_path / "ok.toml"))
     assert sorted(cluster.check_workers(client, ok)) == sorted(client.nthreads())
@@ -229,8 +302,9 @@ arena = run_arena
 def test_command_line_on_a_local_cluster(tmp_path, client):
     pytest.importorskip("distributed")
     write(tmp_path / "cli.toml", games=2)
-    done = arena("tournament", "run", "cli.toml", "--cluster", "local:2", cwd=tmp_path)
+    done = arena("tournament", "run", "cli.toml", "--cluster", "local:1", cwd=tmp_path, env=quiet_env())
     assert done.returncode == 0, done.stderr
+    assert "checking 3 bots on 1 Dask worker " in done.stderr  # local:N starts N workers
     assert "6/6 games" in done.stderr and "rank" in done.stdout and "Traceback" not in done.stderr
     # a bot no worker can start: one line naming the worker and the bot, exit 2, nothing played
     dead = tmp_path / "dead.py"
@@ -255,6 +329,10 @@ def test_bad_cluster_values_are_one_line(tmp_path, value, why):
     assert done.returncode == 2 and why in done.stderr and value in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results").exists()
+
+
+def test_a_cluster_and_a_concurrency_are_refused_together(tmp_path):
+    write(tmp_path / "v.toml")
     both = arena("tournament", "run", "v.toml", "--cluster", "local:1", "-j", "2", cwd=tmp_path)
     assert both.returncode == 2 and "--concurrency" in both.stderr
 
@@ -274,7 +352,7 @@ def test_without_dask_the_cluster_option_says_what_to_install(tmp_path):
         (blocker / name).mkdir(parents=True)
         (blocker / name / "__init__.py").write_text(f"raise ImportError('{name} is not installed')\n")
     env = {**ENV, "PYTHONPATH": os.pathsep.join([str(blocker), ENV["PYTHONPATH"]])}
-    write(tmp_path / "n.toml")
+    write(tmp_path / "n.toml", games=2, bots=("r1", "r2"))
     done = arena("tournament", "run", "n.toml", "--cluster", "local:2", cwd=tmp_path, env=env)
     assert done.returncode == 2
     assert "pip install '.[dask]'" in done.stderr and "Traceback" not in done.stderr
@@ -298,10 +376,11 @@ def test_a_cancelled_match_stops_its_bots(tmp_path, client):
                      TimeControl.parse("1"), game_numbers=tuple(range(40)), params={"rows": 8, "cols": 8},
                      limits=Limits(sandbox="off"))  # the bot writes its pid where this test reads it
     future = client.submit(cluster.run_match_task, spec, sys.executable, pure=False)
-    deadline = time.monotonic() + 30
-    while not pids.is_file() and time.monotonic() < deadline:
+    deadline = time.monotonic() + 30  # the bot started, and the game under way (a move made)
+    while not (pids.is_file() and client.get_events(cluster.PROGRESS_TOPIC + spec.match_id)) \
+            and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)  # a game or two under way
+    assert pids.is_file() and client.get_events(cluster.PROGRESS_TOPIC + spec.match_id)
     assert future.status == "pending"  # 40 games of 8x8 at 0.05 s a move: 30 s or more
     client.cancel([future])
     bot = int(pids.read_text().split()[0])
@@ -345,11 +424,9 @@ def within(timeout_s: float, run, client):
 
 @pytest.mark.timing  # Dask restarts the killed workers against its own and within()'s deadlines
 def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path):
-    distributed = pytest.importorskip("distributed")
     import functools
 
     import cloudpickle
-    import dask
 
     from arena.tournament import cluster
 
@@ -360,9 +437,8 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path
     tour = tmod.load(write(tmp_path / "die.toml", games=2, bots=(killer, "random"), per_task=2,
                            limits='sandbox = "off"'))  # a sandboxed bot cannot see its worker
     task = functools.partial(die_once, marks=tmp_path)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
-            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                     dashboard_address=":0") as local, distributed.Client(local) as c:
+    settings = {"distributed.scheduler.allowed-failures": 0, **FORKED}
+    with own_forkserver(), local_cluster(settings=settings) as c:
         summary = within(120, lambda: tmod.run(tour, tmp_path / "res", progress=None,
                                                backend=cluster.DaskBackend(c)), c)
         assert summary.stored == 2 and summary.failures == []
@@ -385,7 +461,7 @@ def test_a_match_that_keeps_killing_workers_is_resubmitted_then_aborted(tmp_path
 def test_resume_after_the_run_is_killed(tmp_path, client):
     """kill -9 of `arena tournament run --cluster ADDRESS` mid-way: the matches still running on the
     workers stop, and the next run stores every missing game once."""
-    write(tmp_path / "k.toml", games=6, bots=("a", "b", "c", "d"), per_task=3)
+    write(tmp_path / "k.toml", games=4, bots=("a", "b", "c", "d"), per_task=2)
     db = tmp_path / "results" / "k" / DB_NAME
     address = client.scheduler.address
     command = [sys.executable, "-m", "arena", "tournament", "run", "k.toml", "--cluster", address]
@@ -403,7 +479,7 @@ def test_resume_after_the_run_is_killed(tmp_path, client):
     proc.wait()
     with Store(db, create=False) as store:
         before = {g.record.game_id: g.record.to_json() for g in store.games()}
-    assert 8 <= len(before) < 36, "the run should be killed mid-way"
+    assert 8 <= len(before) < 24, "the run should be killed mid-way"
     deadline = time.monotonic() + 20  # the workers' matches notice they were cancelled, and stop
     while any(client.processing().values()) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -412,9 +488,9 @@ def test_resume_after_the_run_is_killed(tmp_path, client):
     assert done.returncode == 0, done.stderr
     with Store(db, create=False) as store:
         after = {g.record.game_id: g.record.to_json() for g in store.games()}
-        assert store.count() == 36
+        assert store.count() == 24
     assert set(after) == {f"{p}-g{n}" for p in ("a-vs-b", "a-vs-c", "a-vs-d", "b-vs-c", "b-vs-d", "c-vs-d")
-                          for n in range(6)}
+                          for n in range(4)}
     assert all(after[g] == record for g, record in before.items())  # nothing stored was rewritten
 
 
