@@ -77,9 +77,13 @@ def local_cluster(workers: int = 2, threads: int = 1, processes: bool = True, se
     distributed = pytest.importorskip("distributed")
     import dask
 
+    # the HTTP servers: the scheduler's, and an in-process worker's, listen on 0.0.0.0 unless told
+    loopback = {"dashboard_address": "127.0.0.1:0"}
+    if not processes:
+        loopback["worker_dashboard_address"] = "127.0.0.1:0"
     with dask.config.set({**QUIET, **(settings or {})}), \
             distributed.LocalCluster(n_workers=workers, threads_per_worker=threads, processes=processes,
-                                     dashboard_address="127.0.0.1:0") as local, \
+                                     **loopback) as local, \
             distributed.Client(local) as client:
         yield client
 
