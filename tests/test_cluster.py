@@ -109,13 +109,12 @@ def forked_workers():
     user ends, their clusters closed by then (a worker's exit is reported through the server)."""
     from multiprocessing import forkserver
 
-    import distributed.utils
-
+    utils = pytest.importorskip("distributed.utils")
     server, me = forkserver._forkserver, object()
     if not _fork_users:
         assert server._forkserver_pid is None, "a fork server runs already, with another preload"
         server.set_forkserver_preload(PRELOAD)
-        distributed.utils._forkserver_preload_set = True  # else distributed sets its own preload
+        utils._forkserver_preload_set = True  # else distributed sets its own preload
     running = server._forkserver_pid
     if running is not None:
         priority = os.getpriority(os.PRIO_PROCESS, running)
@@ -131,7 +130,7 @@ def forked_workers():
                 os.setpriority(os.PRIO_PROCESS, running, priority)
         if not _fork_users:
             server._stop()
-            distributed.utils._forkserver_preload_set = False
+            utils._forkserver_preload_set = False
 
 
 @pytest.fixture(scope="module")
