@@ -166,20 +166,22 @@ def _seconds(text: str) -> float:
 
 
 @pytest.mark.timing  # two runs' wall times compared: no other test may load the machine between
-def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path):
+def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path, capsys, monkeypatch):
     """Before any game is stored, `plan` times a few moves of each bot: on the demo (4 bots of
     very different speeds, 0.2 s a move; 2 games a pairing here, not 4) its estimate is within 2x
-    of the run's wall time, where bots using their whole clock (`--quick`) is several times too long."""
+    of the run's wall time, where bots using their whole clock (`--quick`) is several times too long.
+    The plans run in this process (their bots are processes), the run as a user runs it."""
     demo = (ROOT / "examples" / "demo.toml").read_text()
     assert "games_per_pairing = 4\n" in demo
     (tmp_path / "demo.toml").write_text(demo.replace("games_per_pairing = 4\n", "games_per_pairing = 2\n"))
-    planned = arena("tournament", "plan", "demo.toml", "--concurrency", "2", cwd=tmp_path)
-    assert planned.returncode == 0, planned.stderr
-    assert "a few moves of each of the 4 bots timed" in planned.stdout
+    monkeypatch.chdir(tmp_path)
+    assert tournament_main(["tournament", "plan", "demo.toml", "--concurrency", "2"]) == 0
+    planned = capsys.readouterr().out
+    assert "a few moves of each of the 4 bots timed" in planned
     assert not (tmp_path / "results").exists()  # the plan plays no game of the tournament
-    estimate_s = _seconds(planned.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
-    quick = arena("tournament", "plan", "demo.toml", "--concurrency", "2", "--quick", cwd=tmp_path)
-    quick_s = _seconds(quick.stdout.split("all of it on 2 workers: about ")[1].splitlines()[0])
+    estimate_s = _seconds(planned.split("all of it on 2 workers: about ")[1].splitlines()[0])
+    assert tournament_main(["tournament", "plan", "demo.toml", "--concurrency", "2", "--quick"]) == 0
+    quick_s = _seconds(capsys.readouterr().out.split("all of it on 2 workers: about ")[1].splitlines()[0])
     done = arena("tournament", "run", "demo.toml", "--concurrency", "2", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     wall_s = float(re.search(r"all 12 games played: 12 this run in ([0-9.]+) s", done.stderr)[1])
