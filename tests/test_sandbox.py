@@ -602,7 +602,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         for pid in [referee.pid, *watchdogs]:
             os.kill(pid, signal.SIGKILL)
         referee.wait(5)
-        time.sleep(0.5)  # what the kills were ending has ended (a process killed as it froze, on a busy machine)
+        time.sleep(0.5)  # what the kills were ending has ended (a process killed as it froze)
         frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]  # as the kill left them
         held = [int(p) for path in frozen for p in (path / "cgroup.procs").read_text().split()]
         time.sleep(1.0)
