@@ -24,38 +24,40 @@ CACHE_KEY = "arena/module_seconds"
 MARKED_KEY = "(timing and loads_machine)"
 """The cache's entry for the tests that run apart from their modules' units (their total)."""
 EXPECTED_S = {
-    "tests/test_kits.py": 102.0, "tests/test_cluster.py": 81.0, "tests/test_course_season.py": 74.0,
-    "tests/test_tournament.py": 69.0, "tests/test_site_viewer.py": 63.0, "tests/test_site_live.py": 58.0,
-    "tests/test_course_security.py": 41.0, "tests/test_course_web.py": 40.0,
-    "tests/test_course_student_season.py": 38.0, "tests/test_standings_site.py": 38.0,
-    "tests/test_course_engine.py": 37.0, "tests/test_course_phase_checks.py": 37.0,
-    "tests/test_hostile.py": 30.0, "tests/test_site.py": 30.0, "tests/test_course_kits_season.py": 30.0,
-    "tests/test_course_staff_views.py": 28.0, "tests/test_sandbox.py": 27.0, "tests/test_hardening.py": 25.0,
-    "tests/test_openings.py": 25.0, "tests/test_match_cli.py": 23.0, "tests/test_course_ladder.py": 22.0,
-    "tests/test_course_staff_guards.py": 22.0, "tests/test_course_attacks.py": 21.0,
-    "tests/test_referee.py": 21.0, "tests/test_play.py": 21.0, "tests/test_course_phases.py": 21.0,
-    "tests/test_suite_runs.py": 20.0, "tests/test_stdio_extensions.py": 20.0,
-    "tests/test_tournament_formats.py": 20.0, "tests/test_course_clock.py": 20.0,
-    "tests/test_course_deploy.py": 18.0, "tests/test_check_bot.py": 17.0, "tests/test_bots.py": 17.0,
-    "tests/test_backends.py": 16.0, "tests/test_aborted.py": 15.0, "tests/test_layout.py": 14.0,
-    "tests/test_docs_commands.py": 14.0, "tests/test_course_load.py": 14.0, "tests/test_nonroot.py": 13.0,
-    "tests/test_bot_ladder.py": 11.0, "tests/test_stdio.py": 10.0, "tests/test_course_final.py": 9.6,
-    "tests/test_reuse.py": 9.6, "tests/test_course_similarity.py": 9.3, "tests/test_legal_check.py": 9.2,
-    "tests/test_output_and_sockets.py": 8.9, "tests/test_sprt.py": 7.2, "tests/test_course_games.py": 5.3,
-    "tests/test_domineering.py": 5.1, "tests/test_fairness.py": 4.8, "tests/test_protocol.py": 4.6,
-    "tests/test_network_rule.py": 4.6, "tests/test_morris.py": 4.6, "tests/test_stale.py": 4.5,
-    "tests/test_santorini.py": 3.9, "tests/test_course_background.py": 2.7, "tests/test_commands.py": 2.2,
-    "tests/test_rules_generic.py": 2.0, "tests/test_standings.py": 1.5, "tests/test_course_archives.py": 1.3,
-    "tests/test_course_signin.py": 1.2, "tests/test_board_text.py": 1.1, "tests/test_plan.py": 1.0,
-    "tests/test_forfeiture.py": 0.8, "tests/test_course_accounts.py": 0.7,
-    "tests/test_course_upgrade.py": 0.6, "tests/test_freedom.py": 0.5, "tests/test_course_db.py": 0.4,
-    "tests/test_course_config.py": 0.4, "tests/test_course_check.py": 0.3, "tests/test_cpu_wait.py": 0.3,
-    "tests/test_rules_doc.py": 0.2, "tests/test_scheduler.py": 0.2, "tests/test_fanorona.py": 0.1,
-    "tests/test_ratings.py": 0.1, "tests/test_formats.py": 0.1, "tests/test_course_states.py": 0.1,
+    "tests/test_kits.py": 106.9, "tests/test_course_season.py": 102.4, "tests/test_tournament.py": 94.5,
+    "tests/test_site_live.py": 90.2, "tests/test_cluster.py": 76, "tests/test_site_viewer.py": 64,
+    "tests/test_hostile.py": 46.9, "tests/test_site.py": 46.8, "tests/test_course_engine.py": 42.1,
+    "tests/test_course_web.py": 36.7, "tests/test_course_phase_checks.py": 36.5,
+    "tests/test_sandbox.py": 36.2, "tests/test_stdio_extensions.py": 35.3, "tests/test_referee.py": 33,
+    "tests/test_layout.py": 32.2, "tests/test_docs_commands.py": 30.7, "tests/test_match_cli.py": 30.6,
+    "tests/test_bots.py": 29.2, "tests/test_course_student_season.py": 28.9, "tests/test_play.py": 28,
+    "tests/test_course_security.py": 27.1, "tests/test_hardening.py": 24.8,
+    "tests/test_standings_site.py": 24.7, "tests/test_suite_runs.py": 23.2,
+    "tests/test_course_attacks.py": 22.4, "tests/test_check_bot.py": 22.2,
+    "tests/test_course_deploy.py": 22, "tests/test_openings.py": 20.5, "tests/test_aborted.py": 19.8,
+    "tests/test_course_staff_guards.py": 19.2, "tests/test_course_phases.py": 17.3,
+    "tests/test_course_load.py": 17.1, "tests/test_course_staff_views.py": 16.1,
+    "tests/test_tournament_formats.py": 15.8, "tests/test_nonroot.py": 15.4,
+    "tests/test_course_ladder.py": 15, "tests/test_reuse.py": 13.9,
+    "tests/test_course_kits_season.py": 13.8, "tests/test_backends.py": 12.9,
+    "tests/test_bot_ladder.py": 11.8, "tests/test_stdio.py": 11.1, "tests/test_course_similarity.py": 11,
+    "tests/test_output_and_sockets.py": 10.4, "tests/test_course_final.py": 9.9,
+    "tests/test_course_clock.py": 8.8, "tests/test_sprt.py": 7, "tests/test_network_rule.py": 6.8,
+    "tests/test_course_games.py": 6.6, "tests/test_fairness.py": 5.8, "tests/test_morris.py": 4.8,
+    "tests/test_protocol.py": 3.5, "tests/test_legal_check.py": 3.1,
+    "tests/test_course_background.py": 3.1, "tests/test_domineering.py": 2.4, "tests/test_stale.py": 2.4,
+    "tests/test_santorini.py": 1.6, "tests/test_course_archives.py": 1.6, "tests/test_fanorona.py": 1.2,
+    "tests/test_commands.py": 1.1, "tests/test_freedom.py": 1.1, "tests/test_course_signin.py": 1,
+    "tests/test_forfeiture.py": 1, "tests/test_standings.py": 0.9, "tests/test_course_accounts.py": 0.9,
+    "tests/test_rules_generic.py": 0.8, "tests/test_course_config.py": 0.7, "tests/test_cpu_wait.py": 0.6,
+    "tests/test_board_text.py": 0.5, "tests/test_course_upgrade.py": 0.4, "tests/test_course_db.py": 0.4,
+    "tests/test_ratings.py": 0.4, "tests/test_plan.py": 0.3, "tests/test_course_check.py": 0.3,
+    "tests/test_rules_doc.py": 0.3, "tests/test_scheduler.py": 0.3, "tests/test_formats.py": 0.3,
+    "tests/test_course_states.py": 0.1
 }
 """Seconds of each module's unit (its timing and loads_machine tests apart) where the cache has none
-(a fresh checkout, as in CI): the least of one to three -n 0 runs of each module alone on this
-2-core machine while others' tests ran (load 2 to 12), after issue 35's cuts. A module not listed (a
+(a fresh checkout, as in CI): from a full run on this 2-core machine (xdist -n 2, other sessions'
+tests beside it, load 5 to 9), after issue 35's cuts; only their order matters. A module not listed (a
 new one) counts PER_TEST_S a test: rather too much than too little, since a long module sent last
 is what keeps one worker busy while the other waits."""
 PER_TEST_S = 0.5
