@@ -327,6 +327,37 @@ def test_every_worker_checks_every_bot_at_start_up(tmp_path, client):
 arena = run_arena
 
 
+def _listening_addresses(pid: int) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* writes them) of the TCP sockets `pid` listens on."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                found.add(fields[1].rsplit(":", 1)[0])
+    return found
+
+
+def test_a_local_cluster_listens_on_loopback_only():
+    """`--cluster local:N` starts its scheduler and its dashboard (in this process) on 127.0.0.1
+    only: a local cluster serves this machine (Dask's dashboard listens on every address unless
+    told)."""
+    pytest.importorskip("distributed")
+    from arena.tournament.cluster import connect
+
+    with connect("local:1") as client:
+        assert client.scheduler.address.startswith("tcp://127.0.0.1:"), client.scheduler.address
+        listening = _listening_addresses(os.getpid())
+    loopback = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1, ::1
+    assert listening and listening <= loopback, listening
+
+
 def test_command_line_on_a_local_cluster(tmp_path, client):
     pytest.importorskip("distributed")
     write(tmp_path / "cli.toml", games=2)

@@ -122,7 +122,7 @@ def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
     with contextlib.ExitStack() as stack:
         if kind == "local":
             local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                             dashboard_address=":0")
+                                             host="127.0.0.1", dashboard_address="127.0.0.1:0")
             stack.enter_context(local)
             client = stack.enter_context(distributed.Client(local))
         else:
