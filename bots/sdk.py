@@ -105,20 +105,17 @@ class Bot:
         if not endpoint or token is None:
             raise SystemExit(f"{self.name}: {ENDPOINT_ENV} and {TOKEN_ENV} are not set: "
                              "a bot is started by the arena referee (see docs/PROTOCOL.md)")
-        parent = os.getppid()
         with BotClient(endpoint) as client:
             client.send({"type": HELLO, "token": token, "name": str(self.name),
                          "protocol": PROTOCOL_VERSION})
             while True:
                 try:
-                    message = client.receive(PARENT_CHECK_S)
+                    message = client.receive_while_parent_lives(PARENT_CHECK_S)
                 except ProtocolError as exc:  # e.g. a message type newer than this SDK
                     print(f"{self.name}: ignored a message: {exc}", file=sys.stderr)
                     continue
-                if message is None:
-                    if os.getppid() != parent:  # the referee died without saying bye
-                        return 0
-                    continue
+                if message is None:  # the referee died without saying bye
+                    return 0
                 kind = message["type"]
                 if kind == TURN:
                     reply = self._answer(message)

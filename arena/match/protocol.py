@@ -507,6 +507,7 @@ class BotClient:
         self._socket.setsockopt(zmq.LINGER, LINGER_MS)
         self._socket.connect(endpoint)
         self._poller: zmq.Poller | None = None
+        self._parent = os.getppid()
 
     def send(self, message: dict[str, Any]) -> None:
         self._socket.send(encode(message))
@@ -542,6 +543,15 @@ class BotClient:
                 return decode_referee_message(self._socket.recv())
             if remaining is not None and remaining <= 0:
                 return None
+
+    def receive_while_parent_lives(self, check_s: float) -> dict[str, Any] | None:
+        """The next referee message, however long it takes; None once this process's parent (the
+        referee, or the sandbox it started) is gone, looked at every `check_s` of silence. A bot
+        leaves on bye or this None, never on silence: a busy machine starts an opponent slowly."""
+        while (message := self.receive(check_s)) is None:
+            if os.getppid() != self._parent:
+                return None
+        return message
 
     def close(self) -> None:
         self._socket.close(linger=LINGER_MS)

@@ -489,19 +489,14 @@ def main() -> int:
             time.sleep(float(options["early"]))
     elif mode == "burner":
         burner()
-    parent = os.getppid()
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": f"attack-{mode}",
                      "protocol": 1})
         if mode == "ponder":
             ponder(int(options.get("n", "2")))
         while True:
-            message = client.receive(1.0)
-            if message is None:  # silence is no reason to leave (a busy machine starts bots slowly)
-                if os.getppid() != parent:  # but a referee gone without a bye is
-                    return 0
-                continue
-            if message["type"] == "bye":
+            message = client.receive_while_parent_lives(1.0)
+            if message is None or message["type"] == "bye":
                 return 0
             if message["type"] == "turn":
                 info: dict[str, object] = {"attacks": dict(report)}

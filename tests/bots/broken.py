@@ -75,17 +75,12 @@ def main() -> int:
                 intruder.send({"type": "hello", "token": "0" * 32, "name": "intruder", "protocol": 1})
                 time.sleep(0.1 if mode == "onlywrong" else 0.05)
     turns = 0
-    parent = os.getppid()
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": f"broken-{mode}",
                      "protocol": 99 if mode == "badproto" else 1})
         while True:
-            message = client.receive(1.0)
-            if message is None:  # silence is no reason to leave (a busy machine starts bots slowly)
-                if os.getppid() != parent:  # but a referee gone without a bye is
-                    return 0
-                continue
-            if message["type"] == "bye":
+            message = client.receive_while_parent_lives(1.0)
+            if message is None or message["type"] == "bye":
                 return 0
             if mode == "flood10k" and message["type"] == "new_game":
                 flood(client, message["game_id"])

@@ -63,16 +63,11 @@ def main() -> int:
     uses = {"working directory": _check(lambda: _write("here.txt")), "/tmp": _check(lambda: _write("/tmp/x")),
             "tempfile": _check(_tempfile), "multiprocessing": _check(_pool), "book": _check(_book),
             "inotify": _check(_inotify)}
-    parent = os.getppid()
     with BotClient(os.environ["ARENA_ENDPOINT"]) as client:
         client.send({"type": "hello", "token": os.environ["ARENA_TOKEN"], "name": "honest", "protocol": 1})
         while True:
-            message = client.receive(1.0)
-            if message is None:  # silence is no reason to leave (a busy machine starts bots slowly)
-                if os.getppid() != parent:  # but a referee gone without a bye is
-                    return 0
-                continue
-            if message["type"] == "bye":
+            message = client.receive_while_parent_lives(1.0)
+            if message is None or message["type"] == "bye":
                 return 0
             if message["type"] == "turn":
                 uses["inotify"] = _check(_inotify)  # again each turn: after the opponent's moves too
