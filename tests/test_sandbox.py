@@ -577,7 +577,9 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
     its cgroup) stay, frozen, under the nearest reaper. The next referee's first cgroup ends them."""
     needs_sandbox()
     needs_cgroups()
-    sleeper = (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "0.2")
+    # Moves of 5 s: a bot stays frozen for seconds once seen frozen, so the kill lands in the
+    # freeze, not in a turn change (with 0.2 s moves a busy machine saw none frozen after the kill).
+    sleeper = (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "5")
     script = (
         "from arena.match.clock import TimeControl\n"
         "from arena.cell.limits import Limits\n"
