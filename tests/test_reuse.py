@@ -170,7 +170,11 @@ def test_a_stolen_token_is_useless_from_a_kept_bots_socket():
                 time.sleep(0.01)
             with BotClient(f"ipc://{kept.process.private.path}") as thief:  # the kept bot's socket
                 thief.send({"type": "hello", "token": newcomer.token, "name": "thief", "protocol": 1})
-                time.sleep(0.5)
+                # the referee reads the thief's hello before the owner's is sent: a busy machine
+                # once took over 0.5 s, the owner's hello came first and the thief's was never read
+                deadline = time.monotonic() + 30
+                while "another socket" not in " ".join(newcomer.notes) and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 assert newcomer.identity is None
                 with BotClient(f"ipc://{newcomer.process.private.path}") as owner:  # its own binds
                     owner.send({"type": "hello", "token": newcomer.token, "name": "owner", "protocol": 1})
