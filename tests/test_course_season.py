@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import threading
 import time
 import zipfile
@@ -628,7 +627,7 @@ def look(browser, season: Season, path: str, axe: str, found: dict, shots: Path,
         assert width <= inner, f"{path}: {width} px wide in a {inner} px window"
     finally:
         browser.set_window_size(test_site.WIDE_PX, test_site.HEIGHT_PX)
-    if name and os.environ.get("ARENA_SCREENSHOTS") == "1":
+    if name:
         test_site.screenshot(browser, shots / f"{name}.png")
         if name in NARROW_SHOTS:
             test_site.screenshot(browser, shots / f"{name}-360.png", test_site.NARROW_PX)

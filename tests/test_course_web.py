@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import io
 import json
-import os
 import re
 import stat
 import subprocess
@@ -405,12 +404,6 @@ def _upload_in_browser(driver, path: Path) -> str:
     return _status_of_first_row(driver)
 
 
-def shot(driver, folder: Path, name: str, width: int = test_site.WIDE_PX) -> None:
-    """A screenshot for docs/course.md, with ARENA_SCREENSHOTS=1 only (they take a while)."""
-    if os.environ.get("ARENA_SCREENSHOTS") == "1":
-        test_site.screenshot(driver, folder / name, width)
-
-
 def _still_the_same_page(driver) -> bool:
     return driver.execute_script("return window.arenaMarker") == "the same page"
 
@@ -443,8 +436,8 @@ def test_a_student_signs_in_uploads_and_sees_its_bot_qualify_and_fail_in_place(
     row = driver.find_element(By.CSS_SELECTOR, "#submissions tr[data-id]")
     assert row.find_element(By.CSS_SELECTOR, ".last-line").text == RAISED_LINE
     assert "crashed" in row.find_element(By.CSS_SELECTOR, ".reason").text
-    shot(driver, shots, "course-student.png")
-    shot(driver, shots, "course-student-360.png", test_site.NARROW_PX)
+    test_site.screenshot(driver, shots / "course-student.png")
+    test_site.screenshot(driver, shots / "course-student-360.png", test_site.NARROW_PX)
     assert not test_site.errors_in_log(driver)
 
     failed_id, qualified_id = (r.get_attribute("data-id") for r in
@@ -452,12 +445,12 @@ def test_a_student_signs_in_uploads_and_sees_its_bot_qualify_and_fail_in_place(
     driver.get(f"{server.url}/submissions/{failed_id}")
     assert driver.find_element(By.ID, "status").text == "failed"
     assert driver.find_element(By.ID, "last-line").text == RAISED_LINE
-    shot(driver, shots, "course-submission.png")
+    test_site.screenshot(driver, shots / "course-submission.png")
     driver.get(f"{server.url}/submissions/{qualified_id}/games/1")
     test_site.wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#board *"), what="the board")
     driver.find_element(By.ID, "last").click()
     assert "move" in driver.find_element(By.ID, "ply-label").text
-    shot(driver, shots, "course-game.png")
+    test_site.screenshot(driver, shots / "course-game.png")
     assert not test_site.errors_in_log(driver)
 
     # staff: the student's row and both of its submissions
@@ -469,13 +462,13 @@ def test_a_student_signs_in_uploads_and_sees_its_bot_qualify_and_fail_in_place(
     test_site.wait_for(lambda: driver.current_url.endswith("/staff"), what="the staff page")
     row = driver.find_element(By.CSS_SELECTOR, '#students tr[data-student="s004"]')
     assert "Katherine Johnson" in row.text and "failed" in row.text and "v2" in row.text
-    shot(driver, shots, "course-staff.png")
+    test_site.screenshot(driver, shots / "course-staff.png")
     row.find_element(By.LINK_TEXT, "s004").click()
     test_site.wait_for(lambda: driver.current_url.endswith("/staff/students/s004"), what="the student's row")
     statuses_shown = [r.get_attribute("data-status") for r in
                       driver.find_elements(By.CSS_SELECTOR, "#submissions tr[data-id]")]
     assert statuses_shown == ["failed", "qualified"]
-    shot(driver, shots, "course-staff-student.png")
+    test_site.screenshot(driver, shots / "course-staff-student.png")
     assert not test_site.errors_in_log(driver)
 
 

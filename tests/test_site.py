@@ -4,7 +4,8 @@ One tiny tournament per game (random against greedy, 2 games; Domineering with a
 crashes at its third turn, for forfeits), played
 for real by the referee, published with `arena publish`; the pages are opened from file:// and,
 for `arena serve`, over HTTP while more games are played. With ARENA_SCREENSHOTS=1 the tests write
-their screenshots to docs/img/ (the README shows them), else to a temporary directory.
+their screenshots to docs/img/ (the README shows them); without it they take none (a full-page
+screenshot is three relayouts and a PNG: CPU the run's checks do not use).
 """
 from __future__ import annotations
 
@@ -83,9 +84,13 @@ def sites(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+SCREENSHOTS = os.environ.get("ARENA_SCREENSHOTS") == "1"
+"""Whether the browser tests take their screenshots (for docs/img/)."""
+
+
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory) -> Path:
-    if os.environ.get("ARENA_SCREENSHOTS") == "1":
+    if SCREENSHOTS:
         path = ROOT / "docs" / "img"
         path.mkdir(parents=True, exist_ok=True)
         return path
@@ -93,7 +98,10 @@ def shots(tmp_path_factory) -> Path:
 
 
 def screenshot(driver, path: Path, width: int = WIDE_PX) -> None:
-    """A full-page screenshot at `width`; the window goes back to its usual size after."""
+    """A full-page screenshot at `width`, with ARENA_SCREENSHOTS=1 only; the window goes back to its
+    usual size after."""
+    if not SCREENSHOTS:
+        return
     driver.set_window_size(width, HEIGHT_PX)
     height = driver.execute_script("return document.documentElement.scrollHeight")
     driver.set_window_size(width, min(max(height + 140, 400), 2400))

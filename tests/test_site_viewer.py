@@ -22,6 +22,7 @@ import test_site
 from test_site import (
     BROKEN,
     ROOT,
+    SCREENSHOTS,
     errors_in_log,
     expected_pieces,
     play,
@@ -124,7 +125,8 @@ def test_on_a_phone_stepping_keeps_the_board_and_its_controls_in_view(sites, bro
         box, item = rect(browser, browser.find_element("id", "moves")), rect(browser, current)
         assert box["top"] <= item["top"] and item["bottom"] <= box["bottom"] + 1
         assert errors_in_log(browser) == []
-        browser.save_screenshot(str(shots / "site-game-phone-360.png"))
+        if SCREENSHOTS:
+            browser.save_screenshot(str(shots / "site-game-phone-360.png"))
     finally:
         browser.set_window_size(WIDE_PX, HEIGHT_PX)
 
