@@ -1,4 +1,6 @@
-"""`arena match` from the shell: a real match written to disk, and bad input refused in one line."""
+"""`arena match` from the shell: a real match written to disk, and bad input refused in one line. The
+command runs in this process (conftest.call_arena: the same main, its output caught at the file
+descriptors), `arena replay` with its keyboard as a process of its own."""
 from __future__ import annotations
 
 import json
@@ -8,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ENV, arena_cmd, run_arena
+from conftest import ENV, arena_cmd, call_arena
 
 from arena.match.records import GameRecord
 
@@ -16,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return run_arena(*args, cwd=cwd, timeout=60)
+    return call_arena(*args, cwd=cwd, timeout=60)
 
 
 def test_a_match_prints_each_result_and_the_score_and_writes_the_records(tmp_path):

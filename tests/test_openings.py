@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_arena
+from conftest import call_arena
 
 import rules
 from arena.match.openings import OpeningsError, parse_openings, random_opening, random_openings
@@ -54,7 +54,7 @@ def elo_margins(standings_text: str) -> dict[str, str]:
 
 def test_random_openings_give_every_pair_its_own_opening_in_both_seats(tmp_path):
     tournament_file(tmp_path / "op.toml", "random:4")
-    done = run_arena("tournament", "run", "op.toml", cwd=tmp_path)
+    done = call_arena("tournament", "run", "op.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "20 games a pairing, openings random:4" in done.stderr  # the plan's first line
     games = stored(tmp_path / "results" / "op" / DB_NAME)
@@ -73,11 +73,11 @@ def test_random_openings_give_every_pair_its_own_opening_in_both_seats(tmp_path)
     # so every pair scores 1-1 and the pairs say the difference is exactly 0
     pairs = zip(games[0::2], games[1::2], strict=True)
     assert {a.points(0) + b.points(1) for (_, _, a), (_, _, b) in pairs} == {1.0}
-    shown = run_arena("standings", "op.toml", cwd=tmp_path)
+    shown = call_arena("standings", "op.toml", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert elo_margins(shown.stdout) == {"first1": "0", "first2": "0"}
     assert "20 games a pairing, openings random:4: 20/20 games played" in shown.stdout  # what ± is over
-    published = run_arena("publish", "op.toml", cwd=tmp_path)
+    published = call_arena("publish", "op.toml", cwd=tmp_path)
     assert published.returncode == 0, published.stderr
     index = (tmp_path / "results" / "op" / "site" / "index.html").read_text()
     assert '<dd id="openings">random:4 (each game pair starts from one opening, seats swapped)</dd>' in index
@@ -87,7 +87,7 @@ def test_random_openings_give_every_pair_its_own_opening_in_both_seats(tmp_path)
     assert t.opening_moves(40)[:10] == tuple(openings)
     # a resumed run with other openings would mix them: refused, nothing stored is touched
     tournament_file(tmp_path / "op.toml", "random:3", games=22)
-    refused = run_arena("tournament", "run", "op.toml", cwd=tmp_path)
+    refused = call_arena("tournament", "run", "op.toml", cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "'openings' changed from 'random:4' to 'random:3'" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
@@ -98,11 +98,11 @@ def test_without_openings_the_same_two_games_repeat(tmp_path):
     """What openings are for: two deterministic bots without them play 2 distinct games in 10."""
     path = tournament_file(tmp_path / "plain.toml", "random:1", games=10)
     path.write_text(path.read_text().replace('openings = "random:1"\n', ""))
-    done = run_arena("tournament", "run", "plain.toml", cwd=tmp_path)
+    done = call_arena("tournament", "run", "plain.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     games = stored(tmp_path / "results" / "plain" / DB_NAME)
     assert len(games) == 10 and len({(*r.players, *r.move_list()) for _, _, r in games}) == 2
-    shown = run_arena("standings", "plain.toml", cwd=tmp_path)
+    shown = call_arena("standings", "plain.toml", cwd=tmp_path)
     assert all(float(m) > 0 for m in elo_margins(shown.stdout).values())  # games counted as independent
 
 
@@ -120,7 +120,7 @@ def test_a_random_opening_that_ends_the_game_is_drawn_again():
 
 def test_a_file_of_openings_is_played_in_order_one_pair_each(tmp_path):
     (tmp_path / "book.txt").write_text("// three openings\n3E 5C\n\n2D, 5C   # commas work too\n1A 1C 4E\n")
-    done = run_arena("match", "domineering", FIRST, FIRST, "-p", "rows=5", "-p", "cols=5", "--games", "8",
+    done = call_arena("match", "domineering", FIRST, FIRST, "-p", "rows=5", "-p", "cols=5", "--games", "8",
                      "--openings", "book.txt", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (match,) = (tmp_path / "out" / "matches").iterdir()
@@ -155,7 +155,7 @@ def test_a_folder_of_move_files_is_read_by_number(tmp_path):
 def test_a_bad_opening_is_refused_naming_file_and_line(tmp_path, text, named):
     (tmp_path / "book.txt").write_text(text)
     tournament_file(tmp_path / "bad.toml", "book.txt")
-    refused = run_arena("tournament", "run", "bad.toml", cwd=tmp_path)
+    refused = call_arena("tournament", "run", "bad.toml", cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     line = refused.stderr.strip()
     assert len(line.splitlines()) == 1 and "bad.toml: openings: " in line and named in line, line
@@ -180,7 +180,7 @@ def test_a_move_file_that_ends_the_game_is_refused(tmp_path):
     ],
 )
 def test_bad_match_openings_are_one_line(tmp_path, args, says):
-    refused = run_arena("match", "domineering", "random", "random", *args, cwd=tmp_path)
+    refused = call_arena("match", "domineering", "random", "random", *args, cwd=tmp_path)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert says in refused.stderr and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
 
@@ -275,7 +275,7 @@ def test_paired_error_factors_scale_with_the_pairs():
 def test_sprt_counts_the_opening_pairs(tmp_path):
     """`arena match --sprt --openings`: the test's pairs are the openings' pairs. Two identical
     deterministic bots score 1-1 in every pair, whatever its opening: the pentanomial's middle."""
-    done = run_arena("match", "domineering", FIRST, FIRST, "-p", "rows=5", "-p", "cols=5", "--games", "6",
+    done = call_arena("match", "domineering", FIRST, FIRST, "-p", "rows=5", "-p", "cols=5", "--games", "6",
                      "--openings", "random:3", "--out", "out", "--sprt", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "SPRT elo0=0 elo1=10: 3 pairs [0 0 3 0 0]" in done.stdout
