@@ -30,7 +30,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import traceback
 from typing import Any
 
 import rules
@@ -173,6 +172,8 @@ class Bot:
                 reply["move"] = move
                 reply["info"] = info
         except Exception as exc:
+            import traceback  # on error only: a bot starts without it
+
             trace = traceback.format_exc()
             print(trace, file=sys.stderr, end="")
             reply["move"] = self.legal[0] if self.legal else ""
@@ -195,6 +196,8 @@ class Bot:
                 raise TypeError(f"legal_moves() must return a list of str, got {moves!r:.100}")
             reply["moves"] = moves
         except Exception as exc:
+            import traceback
+
             traceback.print_exc()
             reply["error"] = f"{type(exc).__name__}: {exc}"[:500]
         return reply
@@ -220,4 +223,6 @@ class Bot:
         try:
             hook(*args)
         except Exception:
+            import traceback
+
             traceback.print_exc()
