@@ -639,3 +639,29 @@ def test_results_are_found_from_another_directory(tmp_path):
     assert shown.returncode == 0 and "2/2 games played" in shown.stdout
     elsewhere = here("tournament", "run", "course/c.toml", "--quiet", "--results", "mine", cwd=tmp_path)
     assert elsewhere.returncode == 0 and (tmp_path / "mine" / "c" / DB_NAME).is_file()  # --results rules
+
+
+
+def test_a_results_database_appears_whole_to_a_reader(tmp_path):
+    """A reader polling for results databases while another process makes them finds none or a whole
+    one, never one without its schema: a course's grades page once read "results database schema
+    None" from the database its final's rerun was making."""
+    count = 150
+    script = ("import sys\nfrom arena.tournament.store import DB_NAME, Store\n"
+              "for i in range(int(sys.argv[2])):\n    Store(f'{sys.argv[1]}/{i}/{DB_NAME}').close()\n")
+    maker = subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(count)], cwd=ROOT, env=ENV)
+    problems = []
+    try:
+        while maker.poll() is None:
+            for i in range(count):
+                try:
+                    Store(tmp_path / str(i) / DB_NAME, create=False).close()
+                except StoreError as exc:
+                    if "does not exist" not in str(exc):
+                        problems.append(str(exc))
+    finally:
+        maker.wait()
+    assert maker.returncode == 0 and problems[:3] == []
+    for i in range(count):  # each made whole
+        Store(tmp_path / str(i) / DB_NAME, create=False).close()
+    assert list(tmp_path.glob("*/.*.part")) == []

@@ -146,6 +146,32 @@ def _openings_key(fingerprint: dict[str, Any]) -> str | None:
     return fingerprint.get("openings_sha256") or fingerprint.get("openings")
 
 
+def _create_whole(path: Path) -> None:
+    """Make a new results database at `path` that appears with its schema: made under a name of its
+    own, then linked into place, so that a reader (a course's pages while its final starts) never
+    opens it empty ("schema None"). If another process made it first, theirs stays."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.part")
+    os.close(os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_MODE))
+    try:
+        db = sqlite3.connect(part, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.executescript(_SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        finally:
+            db.close()  # the last connection: its WAL is checkpointed into the file and removed
+        try:
+            os.link(part, path)
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links: moved instead (not made in the meantime)
+            if not path.exists():
+                os.rename(part, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(part)
+
+
 class Store:
     """The results database of one tournament. Use as a context manager."""
 
@@ -156,8 +182,8 @@ class Store:
         try:
             if create:
                 self.path.parent.mkdir(mode=RESULTS_DIR_MODE, parents=True, exist_ok=True)
-                with contextlib.suppress(FileExistsError):  # an empty file is a new database
-                    os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, DB_MODE))
+                if not self.path.exists():
+                    _create_whole(self.path)
             self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
             if create:
