@@ -4,7 +4,9 @@ real bots; a worker killed by a bot gives an aborted game, once; the workers end
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -92,6 +94,44 @@ def test_events_return_at_their_timeout_and_the_rest_comes_on_the_next_call():
         events = early + collect(pool)
     seen = games_of(events)
     assert sorted(seen) == [f"slow-vs-two-g{n}" for n in range(4)] and all(len(d) == 1 for d in seen.values())
+
+
+def test_a_ctrl_c_never_lands_inside_the_wait_for_the_pools_tasks(monkeypatch):
+    """concurrent.futures.wait takes its futures' locks one by one: a KeyboardInterrupt between two
+    leaves one held, and the pool's manager thread, then the process's exit, hang on it (`arena
+    tournament run` was still alive 5 s after a Ctrl-C under tee, its workers killed). The pool holds
+    SIGINT while it waits, and raises the interrupt once the wait is over."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arena.tournament import backends
+
+    real_wait, inside = backends.wait, []
+
+    def wait(fs, timeout=None, return_when=backends.FIRST_COMPLETED):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, now
+            for _ in range(100_000):  # bytecodes: a handler that may run would run here
+                pass
+        except KeyboardInterrupt:
+            inside.append("interrupted inside wait()")
+            raise
+        return real_wait(fs, timeout=timeout, return_when=return_when)
+
+    monkeypatch.setattr(backends, "wait", wait)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in `arena`
+    release = threading.Event()
+    try:
+        with ThreadPoolExecutor(1) as executor:
+            try:
+                with LocalPool(executor=executor, task=lambda spec: [] if release.wait(30) else []) as pool:
+                    pool.submit(spec("one-vs-two", (0,)))
+                    with pytest.raises(KeyboardInterrupt):
+                        list(pool.events(timeout=10))
+            finally:
+                release.set()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert inside == []
 
 
 def test_a_worker_killed_by_a_bot_gives_an_aborted_game_once_and_the_other_games_back():
