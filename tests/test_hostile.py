@@ -178,7 +178,9 @@ def test_a_flood_does_not_slow_the_opponent_and_the_flooder_forfeits():
     record = run_match(match([sleeper, flooder], games=1, time_control=TimeControl(per_move=1.0)))[0]
     check_forfeit(record, "hostile-flood10k", Forfeit.MALFORMED_MESSAGE, "unexpected messages")
     first = record.moves[0]
-    assert first.seat == 0 and 0.05 <= first.time_s < 0.15, first
+    # timed at all (its 0.05 s sleep; the clock starts once the referee's send has returned, so a
+    # busy machine once measured 0.0455 s), and not slowed by the flood
+    assert first.seat == 0 and 0.025 <= first.time_s < 0.15, first
 
 
 def test_a_move_after_the_game_is_over_is_dropped():
