@@ -25,7 +25,9 @@ BROKEN = ROOT / "tests" / "bots" / "broken.py"
 
 
 def write(path: Path, games=4, bots=("r1", "r2", "r3"), per_task=2, limits: str = "") -> Path:
-    lines = ['game = "domineering"', 'time = "0.2"', f"games_per_pairing = {games}", "seed = 7",
+    # 2 s a move: random bots answer in milliseconds, and a busy run (two hogs) once timed one out
+    # at 0.2 s, so the pool's games and the cluster's differed
+    lines = ['game = "domineering"', 'time = "2"', f"games_per_pairing = {games}", "seed = 7",
              f"games_per_task = {per_task}", "[params]", "rows = 5", "cols = 5"]
     if limits:
         lines += ["[limits]", limits]
