@@ -146,6 +146,13 @@ def _openings_key(fingerprint: dict[str, Any]) -> str | None:
     return fingerprint.get("openings_sha256") or fingerprint.get("openings")
 
 
+def _write_schema(db: sqlite3.Connection) -> None:
+    """WAL journal, the tables (those missing) and the schema version: for a new database or an old one."""
+    db.execute("PRAGMA journal_mode = WAL")
+    db.executescript(_SCHEMA)
+    db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+
+
 def _create_whole(path: Path) -> None:
     """Make a new results database at `path` that appears with its schema: made under a name of its
     own, then linked into place, so that a reader (a course's pages while its final starts) never
@@ -155,9 +162,7 @@ def _create_whole(path: Path) -> None:
     try:
         db = sqlite3.connect(part, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode = WAL")
-            db.executescript(_SCHEMA)
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            _write_schema(db)
         finally:
             db.close()  # the last connection: its WAL is checkpointed into the file and removed
         try:
@@ -186,12 +191,9 @@ class Store:
                     _create_whole(self.path)
             self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None)
             self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
-            if create:
-                self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = FULL")
-            if create:
-                self._db.executescript(_SCHEMA)
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            if create:  # a database of an older arena gets the tables added since
+                _write_schema(self._db)
             version = self._meta("schema")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
