@@ -281,7 +281,7 @@ requires = {{legal = {{positions = 12, timeout_s = {LEGAL_TIMEOUT_S}}}}}
 [[phases]]
 name = "alpha-beta"
 deadline = {at(P3)}
-requires = {{score = {{against = "random", at_least = 1.0, games = 2}}}}
+requires = {{score = {{against = "random", at_least = 0.5, games = 2}}}}
 
 [extensions]
 s24 = "{EXTENSION.total_seconds() / 3600:g}h"
@@ -711,7 +711,9 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
     assert passed["move generation"] == {"s01", "s02", "s03", "s04", "s06", "s13", "s14", "s15", "s21", "s22",
                                          "s24"}, evidence
     assert "does not answer the `legal` request" in by["move generation", "s16"].evidence
-    # alpha-beta: two games against random, both won; checked again here from the games themselves
+    # alpha-beta: two games against random, one at least won (at_least = 0.5: in the first seat on
+    # 5x5, champion lost 2 of 20 games to random at 0.2 s a move, so "both won" failed it by chance);
+    # checked again here from the games themselves
     for sid in subs:
         r = by["alpha-beta", sid]
         if r.submission_id is None:
@@ -722,7 +724,9 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
         bot = next(p for p in records[0].players if p != "random")
         won = sum(1 for rec in records if rec.winner_seat() is not None
                   and rec.players[rec.winner_seat()] == bot)
-        assert r.passed == (won == 2), (sid, r.evidence, won)
+        assert r.passed == (won >= 1), (sid, r.evidence, won)
+    late = by["alpha-beta", "s06"]  # the late mover loses both on time: below the threshold
+    assert late.submission_id is not None and not late.passed, late.evidence
     for sid in ("s04", "s24"):  # champion beats random
         games = [phase_game(course, gid) for gid in by["alpha-beta", sid].game_ids]
         said = [(g.players, g.winner, g.reason, g.forfeit,
