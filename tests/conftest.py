@@ -222,11 +222,28 @@ COMPILED = ("arena", "rules", "bots")
 def compile_sources() -> None:
     """Compile COMPILED's sources to __pycache__ once, where stale or missing (ignored by git).
     Where PYTHONDONTWRITEBYTECODE is set (as on this project's machines) nothing else writes them,
-    and each of the run's ~3,000 processes compiled what it imported again: 17% of a bot's start."""
+    and each of the run's ~3,000 processes compiled what it imported again: 17% of a bot's start.
+    The suite's helper modules too (not the test modules: pytest rewrites and caches those,
+    pytest_collection below)."""
     import compileall
+    import re
 
     for package in COMPILED:
         compileall.compile_dir(ROOT / package, quiet=2)
+    compileall.compile_dir(ROOT / "tests", quiet=2, maxlevels=0, rx=re.compile(r"[/\\](test_|conftest)[^/\\]*$"))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    """Collect with pytest's cache of rewritten test modules written (tests/__pycache__, ignored
+    by git) even where PYTHONDONTWRITEBYTECODE is set: without it every worker parsed, rewrote and
+    compiled every test module again, each run (collection: 12.5 CPU s, 3.5 s with the cache)."""
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        return (yield)
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 def pytest_configure(config: pytest.Config) -> None:
