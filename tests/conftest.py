@@ -230,7 +230,8 @@ def compile_sources() -> None:
 
     for package in COMPILED:
         compileall.compile_dir(ROOT / package, quiet=2)
-    compileall.compile_dir(ROOT / "tests", quiet=2, maxlevels=0, rx=re.compile(r"[/\\](test_|conftest)[^/\\]*$"))
+    tests_themselves = re.compile(r"[/\\](test_|conftest)[^/\\]*$")
+    compileall.compile_dir(ROOT / "tests", quiet=2, maxlevels=0, rx=tests_themselves)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -35,6 +35,7 @@ from course_helpers import (
     invite_links,
     make_course,
     submitted_id,
+    tls,
     wait_final,
 )
 from test_nonroot import NOBODY, _delegate, _reveal_args
@@ -135,7 +136,7 @@ class Deployment:
 
         if student in self.clients:
             return self.clients[student]
-        client = httpx.Client(base_url=self.url, timeout=30)
+        client = httpx.Client(base_url=self.url, timeout=30, verify=tls())
         link = self.links[student].replace("http://127.0.0.1", "")
         page = client.get(link)
         assert page.status_code == 200, page.text
