@@ -830,3 +830,31 @@ def test_a_text_protocol_java_bot_sees_every_folder_of_its_class_path(tmp_path):
     [games] = (tmp_path / "out").glob("matches/*/games.jsonl")
     records = [json.loads(line) for line in games.read_text().splitlines()]
     assert [r["forfeit"] for r in records] == [None, None], [r["logs"] for r in records]
+
+
+def test_a_sandboxed_bot_is_stopped_by_its_cgroup_without_a_scan_of_proc(tmp_path, monkeypatch):
+    """A sandboxed bot whose cgroup is emptied is not looked for by its marker in every process's
+    environment (no process of a sandbox can leave its cgroup); the attacker's daemon, which left
+    its session and cleared its environment, is gone all the same. Unsandboxed bots still are."""
+    needs_sandbox()
+    needs_cgroups()
+    from arena.cell import launcher
+
+    scans: list[str] = []
+    real = launcher.kill_marked
+
+    def counted(marker: str, *args: object, **kwargs: object) -> int:
+        scans.append(marker)
+        return real(marker, *args, **kwargs)
+
+    monkeypatch.setattr(launcher, "kill_marked", counted)
+    honest = honest_bot(tmp_path / "honest")
+    sealed = MatchSpec("scan-on", "domineering", (honest, attacker("all", victim=str(tmp_path / "v"))),
+                       TimeControl(per_move=5), (0,), params=PARAMS,
+                       limits=Limits(sandbox="on", memory_mb=256, processes=64))
+    assert run_match(sealed)[0].isolation == "sandbox"
+    assert scans == [] and _bot_pids(TAG) == [], scans  # its daemon too (the fixture checks again)
+    bare = MatchSpec("scan-off", "domineering", (honest, BotSpec("other", honest.command)),
+                     TimeControl(per_move=5), (0,), params=PARAMS, limits=Limits(sandbox="off"))
+    assert run_match(bare)[0].isolation.startswith("none")
+    assert len(scans) == 2, scans

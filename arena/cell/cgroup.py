@@ -345,13 +345,17 @@ class Cgroup:
     # --- reading ---
     def pids(self) -> list[int]:
         """The processes in the cgroup now."""
+        return self._read_pids() or []
+
+    def _read_pids(self) -> list[int] | None:
+        """The processes in the cgroup now; None where its list cannot be read."""
         d = self.dirs.get("unified") or self.dirs.get("pids") or next(iter(self.dirs.values()), None)
         if d is None:
-            return []
+            return None
         try:
             return [int(x) for x in (d / "cgroup.procs").read_text().split()]
         except (OSError, ValueError):
-            return []
+            return None
 
     def cpu_seconds(self) -> float:
         """CPU time used by every process of the cgroup so far (user + system, seconds)."""
@@ -437,17 +441,20 @@ class Cgroup:
         while not self.frozen() and time.monotonic() < deadline:
             time.sleep(0.0002)
 
-    def kill(self) -> None:
-        """SIGKILL every process of the cgroup, until none is left (a fork bomb included)."""
+    def kill(self) -> bool:
+        """SIGKILL every process of the cgroup, until none is left (a fork bomb included); whether
+        none is."""
         if self.kind == "v2" and (self.dirs["unified"] / "cgroup.kill").exists():
             try:
                 _write(self.dirs["unified"] / "cgroup.kill", 1)
             except OSError:
                 pass
         for _ in range(_KILL_ROUNDS):
-            pids = self.pids()
+            pids = self._read_pids()
+            if pids is None:
+                return False
             if not pids:
-                return
+                return True
             self.freeze()  # nothing forks while it is being killed
             for pid in pids:
                 try:
@@ -456,6 +463,7 @@ class Cgroup:
                     pass
             self.thaw()  # killed tasks die only once thawed
             time.sleep(0.001)
+        return self._read_pids() == []
 
     def remove(self) -> None:
         """Kill what is left and remove the cgroup's directories."""

@@ -493,9 +493,13 @@ class BotProcess:
         deadline = time.monotonic() + grace_s
         while self.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.005)
-        if self.cgroup is not None:
-            self.cgroup.kill()  # every process of the bot, whatever session or environment
-        kill_marked(self.marker, process.pid)  # the group, then children that left it
+        emptied = self.cgroup is not None and self.cgroup.kill()  # whatever session or environment
+        if emptied and self.sandboxed:
+            # no process of a sandbox can leave its cgroup, and that is empty: a scan of /proc for
+            # the marker (every process's environment read, ms a bot on a busy machine) finds nothing
+            signal_group(process.pid, signal.SIGKILL)
+        else:
+            kill_marked(self.marker, process.pid)  # the group, then children that left it
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
