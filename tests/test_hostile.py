@@ -19,7 +19,8 @@ import pytest
 from conftest import rss_bytes
 
 from arena.cell.launcher import LOG_NAME, resolve_command
-from arena.cell.limits import Limits, cpu_offset, pids_with_env, process_exists
+from arena.cell.limits import Limits, cpu_offset, process_exists
+from arena.cell.watchdog import pids_with_env
 from arena.match.clock import TimeControl
 from arena.match.records import Forfeit
 from arena.match.referee import LOG_TAIL_CHARS, run_match

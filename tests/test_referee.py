@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -232,6 +235,32 @@ def test_a_bot_process_is_one_object_stopped_on_leaving_its_block(tmp_path):
         assert "up" in process.read_log(0, 100)
     finally:
         watchdog.close()
+
+
+def test_the_watchdog_kills_the_marked_processes_it_knows_of_and_leaves_those_it_forgot():
+    """The watchdog's last sweep: a process carrying a registered marker, out of every group, is
+    killed when the watchdog's pipe closes; one whose marker the referee told it to forget (its
+    bot stopped by the referee itself) is not looked for."""
+    from arena.cell.limits import Watchdog, process_exists
+    from arena.cell.watchdog import MARKER_ENV
+
+    marked = {}
+    for name in ("kept", "forgotten"):
+        marked[name] = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                        env={**os.environ, MARKER_ENV: f"{os.getpid()}-{name}"},
+                                        start_new_session=True)
+    watchdog = Watchdog()
+    try:
+        watchdog.register(None, f"{os.getpid()}-kept")
+        watchdog.register(None, f"{os.getpid()}-forgotten")
+        watchdog.forget(None, f"{os.getpid()}-forgotten")
+        watchdog.close(wait_s=10)
+        assert marked["kept"].wait(10) == -signal.SIGKILL
+        assert process_exists(marked["forgotten"].pid) and marked["forgotten"].poll() is None
+    finally:
+        for process in marked.values():
+            process.kill()
+            process.wait()
 
 
 def test_a_bot_that_never_says_hello_is_started_once_a_game(tmp_path):

@@ -599,7 +599,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
             assert time.monotonic() < deadline and referee.poll() is None, "no bot was frozen"
             frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]
             time.sleep(0.02)
-        watchdogs = [pid for pid in _children(referee.pid) if "limits.py" in _cmdline(pid)]
+        watchdogs = [pid for pid in _children(referee.pid) if "watchdog.py" in _cmdline(pid)]
         assert watchdogs, "the referee has no watchdog"
         for pid in [referee.pid, *watchdogs]:
             os.kill(pid, signal.SIGKILL)

@@ -31,16 +31,9 @@ from arena.cell.botlog import BotLog
 from arena.cell.cgroup import Cgroup, CgroupError
 from arena.cell.endpoint import ENDPOINT_ENV, TOKEN_ENV, PrivateSocket
 from arena.cell.interpreters import Word
-from arena.cell.limits import (
-    MARKER_ENV,
-    Limits,
-    Watchdog,
-    connection_owner,
-    cpu_for,
-    kill_marked,
-    signal_group,
-)
+from arena.cell.limits import Limits, Watchdog, connection_owner, cpu_for
 from arena.cell.usage import Usage, process_usage
+from arena.cell.watchdog import MARKER_ENV, kill_marked, signal_group
 
 LOG_CAP_BYTES = 1 << 20
 """A bot's log file is cut back to its last half when it grows past this (bytes); the default of
@@ -507,8 +500,9 @@ class BotProcess:
         self._release()
         if self._log is not None:  # what it printed last is kept
             self._log.close()
-        if self.watchdog is not None:  # reaped: its group number may be reused
-            self.watchdog.forget(process.pid)
+        if self.watchdog is not None:  # reaped, and nothing of it left: its group number may be reused
+            dirs = [str(d) for d in self.cgroup.dirs.values()] if self.cgroup is not None else None
+            self.watchdog.forget(process.pid, self.marker, dirs)
         if self.private is not None:
             self.private.close()
 

@@ -8,15 +8,13 @@ and optionally a CPU.
 
 A bot may leave its process group (setsid) and so escape a group kill. Every bot process carries a
 unique `ARENA_BOT_MARKER` environment value, inherited by its children; `kill_marked` finds them
-through /proc. A `Watchdog` process, started by the referee in its own session, holds a pipe from
-the referee: when the pipe closes (the referee ended, however it ended) it kills the process groups
-and the marked processes it was told about, then exits.
+through /proc (arena/cell/watchdog.py). A `Watchdog` process (that file run as a script), started
+by the referee in its own session, holds a pipe from the referee: when the pipe closes (the
+referee ended, however it ended) it kills the process groups, the marked processes and the cgroups
+it was told about and not told to forget, then exits.
 
 Not covered without cgroups: a child that leaves the process group *and* execs with a cleared
 environment; RLIMIT_NPROC counts every process of the user and is ignored for root (docs/limits.md).
-
-Run as a script (`python arena/cell/limits.py`), this file is the watchdog: it imports only the standard
-library and reads `pgid N` / `marker M` lines on stdin.
 """
 from __future__ import annotations
 
@@ -30,14 +28,12 @@ import time
 from dataclasses import dataclass, fields
 from typing import Any
 
-MARKER_ENV = "ARENA_BOT_MARKER"
-"""Environment variable carrying a bot's unique marker; its children inherit it."""
+from arena.cell import watchdog
+from arena.cell.watchdog import marked_pids
 
 MIB = 1 << 20
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-_KILL_ROUNDS = 50
-"""How many scan-and-kill rounds `kill_marked` makes at most (a bot may fork while being killed)."""
 
 try:
     _libc: Any = ctypes.CDLL(None, use_errno=True)
@@ -109,7 +105,7 @@ class Limits:
                 raise ValueError(f"limit {name} must be true or false, got {getattr(self, name)!r}")
         if self.sandbox not in ("auto", "on", "off"):
             raise ValueError(f"limit sandbox must be 'auto', 'on' or 'off', got {self.sandbox!r}")
-        from arena.cell.uids import parse_range  # here: the watchdog script imports nothing of ours
+        from arena.cell.uids import parse_range
         parse_range(self.bot_uids)
         for name in ("read", "hide"):
             paths = getattr(self, name)
@@ -253,71 +249,6 @@ def set_child_subreaper() -> bool:
 
 # --- finding and killing a bot's processes ---
 
-def marked_pids(marker: str) -> list[int]:
-    """Live processes whose environment holds MARKER_ENV=marker (zombies excluded)."""
-    return pids_with_env(MARKER_ENV, marker)
-
-
-def pids_with_env(key: str, value: str) -> list[int]:
-    """Processes other than this one whose environment holds key=value (read from /proc)."""
-    needle = f"\0{key}={value}\0".encode()
-    me = os.getpid()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = b"\0" + f.read() + b"\0"
-        except OSError:
-            continue
-        if needle in env:
-            found.append(int(name))
-    return found
-
-
-def signal_group(pgid: int | None, sig: int) -> None:
-    """Send `sig` to a process group, ignoring a group that is gone."""
-    if pgid is None:
-        return
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def kill_marked(marker: str, pgid: int | None = None, timeout_s: float = 2.0) -> int:
-    """SIGKILL the process group `pgid` and every process carrying `marker`, again until none is
-    left (a process may fork while it is being killed). Returns how many processes were signalled."""
-    signal_group(pgid, signal.SIGKILL)
-    killed = 0
-    deadline = time.monotonic() + timeout_s
-    for _ in range(_KILL_ROUNDS):
-        pids = marked_pids(marker)
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
-        _reap(pids)
-        if time.monotonic() > deadline:
-            break
-        time.sleep(0.002)
-    return killed
-
-
-def _reap(pids: list[int]) -> None:
-    """Collect the exit status of those of `pids` that are our children (a subreaper's orphans)."""
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except (ChildProcessError, OSError):
-            pass
-
-
 def process_exists(pid: int) -> bool:
     """True if `pid` is a live (not zombie) process."""
     try:
@@ -383,7 +314,7 @@ class Watchdog:
         self._process: subprocess.Popen | None = None
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-S", os.path.abspath(__file__)],
+                [sys.executable, "-I", "-S", os.path.abspath(watchdog.__file__)],
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True,
             )
@@ -402,10 +333,16 @@ class Watchdog:
         directories removed (a cgroup the referee removed itself is simply gone by then)."""
         self._write("".join(f"cgroup {d}\n" for d in directories))
 
-    def forget(self, pgid: int | None) -> None:
-        """The group `pgid` was killed and its leader reaped: its number may be reused, drop it."""
-        if pgid:
-            self._write(f"forget {pgid}\n")
+    def forget(self, pgid: int | None, marker: str | None = None,
+               cgroup_dirs: list[str] | None = None) -> None:
+        """The group `pgid` was killed and its leader reaped: its number may be reused, drop it; and
+        the bot's `marker` and cgroup directories, nothing of it being left (the watchdog's last
+        sweep then reads no process's environment for it)."""
+        lines = [f"forget {pgid}\n"] if pgid else []
+        lines += [f"forget-marker {marker}\n"] if marker else []
+        lines += [f"forget-cgroup {d}\n" for d in cgroup_dirs or ()]
+        if lines:
+            self._write("".join(lines))
 
     def _write(self, text: str) -> None:
         if self._process is None or self._process.stdin is None:
@@ -432,69 +369,3 @@ class Watchdog:
             pass
 
 
-def _watch() -> int:
-    """The watchdog's main: remember groups and markers until stdin closes, then kill them all."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    groups: list[int] = []
-    markers: list[str] = []
-    cgroups: list[str] = []
-    for line in sys.stdin.buffer:
-        kind, _, value = line.decode("utf-8", "replace").strip().partition(" ")
-        if kind == "pgid" and value.isdigit():
-            groups.append(int(value))
-        elif kind == "forget" and value.isdigit() and int(value) in groups:
-            groups.remove(int(value))
-        elif kind == "marker" and value:
-            markers.append(value)
-        elif kind == "cgroup" and value.startswith("/sys/fs/cgroup/"):
-            cgroups.append(value)
-    for pgid in groups:
-        signal_group(pgid, signal.SIGKILL)
-    for marker in markers:
-        kill_marked(marker, timeout_s=5.0)
-    _sweep_cgroups(cgroups)
-    return 0
-
-
-def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
-    """Kill every process left in `directories` (bot cgroups) and remove them (the watchdog has
-    only the standard library: arena.cell.cgroup does the same for the referee)."""
-    deadline = time.monotonic() + timeout_s
-    for directory in directories:  # a frozen task dies only once thawed (v1, v2)
-        for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
-            try:
-                with open(os.path.join(directory, name), "w") as f:
-                    f.write(value)
-            except OSError:
-                pass
-    while time.monotonic() < deadline:
-        alive = False
-        for directory in directories:
-            try:
-                with open(os.path.join(directory, "cgroup.procs")) as f:
-                    pids = [int(p) for p in f.read().split()]
-            except (OSError, ValueError):
-                continue
-            for pid in pids:
-                alive = True
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        if not alive:
-            break
-        time.sleep(0.01)
-    for directory in directories:
-        for _ in range(100):
-            try:
-                os.rmdir(directory)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.01)
-
-
-if __name__ == "__main__":
-    sys.exit(_watch())
