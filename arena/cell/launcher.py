@@ -491,8 +491,9 @@ class BotProcess:
             # no process of a sandbox can leave its cgroup, and that is empty: a scan of /proc for
             # the marker (every process's environment read, ms a bot on a busy machine) finds nothing
             signal_group(process.pid, signal.SIGKILL)
+            gone = True
         else:
-            kill_marked(self.marker, process.pid)  # the group, then children that left it
+            gone = kill_marked(self.marker, process.pid)  # the group, then children that left it
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
@@ -500,9 +501,10 @@ class BotProcess:
         self._release()
         if self._log is not None:  # what it printed last is kept
             self._log.close()
-        if self.watchdog is not None:  # reaped, and nothing of it left: its group number may be reused
+        if self.watchdog is not None:  # reaped: its group number may be reused; and if nothing of it
+            # is left, its watchdog need not look for it again
             dirs = [str(d) for d in self.cgroup.dirs.values()] if self.cgroup is not None else None
-            self.watchdog.forget(process.pid, self.marker, dirs)
+            self.watchdog.forget(process.pid, *((self.marker, dirs) if gone else ()))
         if self.private is not None:
             self.private.close()
 

@@ -20,8 +20,6 @@ import time
 
 MARKER_ENV = "ARENA_BOT_MARKER"
 """Environment variable carrying a bot's unique marker; its children inherit it."""
-KILL_ROUNDS = 50
-"""How many scan-and-kill rounds `kill_marked` makes at most (a bot may fork while being killed)."""
 
 
 def marked_pids(marker: str) -> list[int]:
@@ -57,27 +55,27 @@ def signal_group(pgid: int | None, sig: int) -> None:
         pass
 
 
-def kill_marked(marker: str, pgid: int | None = None, timeout_s: float = 2.0) -> int:
+def kill_marked(marker: str, pgid: int | None = None, timeout_s: float = 2.0) -> bool:
     """SIGKILL the process group `pgid` and every process carrying `marker`, again until none is
-    left (a process may fork while it is being killed). Returns how many processes were signalled."""
+    left (a process may fork while it is being killed, and on a busy machine a killed process may
+    wait a while for a CPU to die on), for up to `timeout_s`. Whether none is left."""
     signal_group(pgid, signal.SIGKILL)
-    killed = 0
     deadline = time.monotonic() + timeout_s
-    for _ in range(KILL_ROUNDS):
+    pause = 0.002
+    while True:
         pids = marked_pids(marker)
         if not pids:
-            break
+            return True
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
             except (ProcessLookupError, PermissionError):
                 pass
         _reap(pids)
         if time.monotonic() > deadline:
-            break
-        time.sleep(0.002)
-    return killed
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _reap(pids: list[int]) -> None:
