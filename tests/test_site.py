@@ -31,7 +31,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.e
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--in-process-gpu", "--disable-software-rasterizer"]
+"""Headless, and as light as it can be made: no GPU process (its compositing in the browser's,
+no SwiftShader): test_site_viewer and test_site_live took 38 CPU s of Chromium, 42 with one."""
 WIDE_PX, NARROW_PX, HEIGHT_PX = 1280, 360, 900
 WAIT_S = 30.0
 
