@@ -21,6 +21,12 @@ if WORKER[2:].isdigit():
     # set before ENV below is copied, so that the `arena` processes tests start inherit it too
     os.environ["ARENA_CPU_OFFSET"] = WORKER[2:]
 
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # a run started in the background by a script (`pytest &`, in a shell without job control)
+    # inherits SIGINT ignored, and so would every `arena` a test starts, whose Ctrl-C the tests
+    # check (they failed, the process deaf to it): each process of the run takes it back
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 """The environment for a real `arena` process: this checkout first on the import path."""
