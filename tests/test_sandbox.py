@@ -570,6 +570,8 @@ def _frozen(path: Path) -> bool:
     return False
 
 
+@pytest.mark.loads_machine  # alone: another worker's referee, sweeping dead referees' cgroups at
+# its start, ended the trapped bots during the test's second of watching them (a busy full run)
 def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_next_referee():
     """The suite's lost bots (issue 35): a sandboxed bot frozen while its opponent moves (the
     default, `suspend`), its referee and the referee's watchdog both killed. Its SIGKILL, and
