@@ -850,13 +850,44 @@ def test_a_sandboxed_bot_is_stopped_by_its_cgroup_without_a_scan_of_proc(tmp_pat
         return real(marker, *args, **kwargs)
 
     monkeypatch.setattr(launcher, "kill_marked", counted)
+    forgotten: list[tuple] = []
+    real_forget = launcher.Watchdog.forget
+
+    def forget(watchdog, pgid, marker=None, cgroup_dirs=None):
+        forgotten.append((marker, cgroup_dirs))
+        real_forget(watchdog, pgid, marker, cgroup_dirs)
+
+    monkeypatch.setattr(launcher.Watchdog, "forget", forget)
     honest = honest_bot(tmp_path / "honest")
     sealed = MatchSpec("scan-on", "domineering", (honest, attacker("all", victim=str(tmp_path / "v"))),
                        TimeControl(per_move=5), (0,), params=PARAMS,
                        limits=Limits(sandbox="on", memory_mb=256, processes=64))
     assert run_match(sealed)[0].isolation == "sandbox"
     assert scans == [] and _bot_pids(TAG) == [], scans  # its daemon too (the fixture checks again)
+    # and its watchdog is told to forget what is known empty: its marker and its cgroup's directories
+    assert forgotten and all(marker and dirs for marker, dirs in forgotten), forgotten
     bare = MatchSpec("scan-off", "domineering", (honest, BotSpec("other", honest.command)),
                      TimeControl(per_move=5), (0,), params=PARAMS, limits=Limits(sandbox="off"))
     assert run_match(bare)[0].isolation.startswith("none")
     assert len(scans) == 2, scans
+
+
+def test_the_watchdog_sweeps_the_cgroups_it_knows_of_and_leaves_those_it_forgot():
+    """When its pipe closes the watchdog kills what a registered cgroup holds and removes it; a
+    cgroup the referee told it to forget (its bot stopped and the cgroup emptied) it leaves alone."""
+    needs_cgroups()
+    from arena.cell.limits import Watchdog
+
+    kept, forgotten = cgroup.Cgroup.create(64 << 20, 16), cgroup.Cgroup.create(64 << 20, 16)
+    kept_dirs, forgotten_dirs = ([str(d) for d in g.dirs.values()] for g in (kept, forgotten))
+    try:
+        watchdog = Watchdog()
+        watchdog.register_cgroup(kept_dirs)
+        watchdog.register_cgroup(forgotten_dirs)
+        watchdog.forget(None, cgroup_dirs=forgotten_dirs)
+        watchdog.close(wait_s=10)
+        assert not any(Path(d).exists() for d in kept_dirs), kept_dirs
+        assert all(Path(d).exists() for d in forgotten_dirs), forgotten_dirs
+    finally:
+        forgotten.remove()
+        kept.remove()

@@ -487,13 +487,14 @@ class BotProcess:
         while self.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.005)
         emptied = self.cgroup is not None and self.cgroup.kill()  # whatever session or environment
+        cgroup_dirs = list(self.cgroup.dirs.values()) if emptied else []  # _release removes them
         if emptied and self.sandboxed:
             # no process of a sandbox can leave its cgroup, and that is empty: a scan of /proc for
             # the marker (every process's environment read, ms a bot on a busy machine) finds nothing
             signal_group(process.pid, signal.SIGKILL)
-            gone = True
+            unmarked = True
         else:
-            gone = kill_marked(self.marker, process.pid)  # the group, then children that left it
+            unmarked = kill_marked(self.marker, process.pid)  # the group, then children that left it
         try:
             process.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
@@ -501,10 +502,10 @@ class BotProcess:
         self._release()
         if self._log is not None:  # what it printed last is kept
             self._log.close()
-        if self.watchdog is not None:  # reaped: its group number may be reused; and if nothing of it
-            # is left, its watchdog need not look for it again
-            dirs = [str(d) for d in self.cgroup.dirs.values()] if self.cgroup is not None else None
-            self.watchdog.forget(process.pid, *((self.marker, dirs) if gone else ()))
+        if self.watchdog is not None:  # reaped: its group number may be reused; and what is known
+            # empty (no process with its marker, its cgroup) its watchdog need not look into again
+            self.watchdog.forget(process.pid, marker=self.marker if unmarked else None,
+                                 cgroup_dirs=[str(d) for d in cgroup_dirs])
         if self.private is not None:
             self.private.close()
 
