@@ -37,6 +37,7 @@ from pathlib import Path
 
 from arena.cell.scratch import pid_running
 from arena.cell.usage import CgroupUsage, Usage
+from arena.cell.watchdog import kill_in_cgroups
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
@@ -515,7 +516,7 @@ def reap_stale(layout: Layout, timeout_s: float = 2.0) -> list[Path]:
     removed = []
     for paths in stale.values():
         if any(_pids(path) for path in paths):
-            _kill_left(paths, timeout_s)
+            kill_in_cgroups([str(path) for path in paths], timeout_s)
         for path in paths:
             try:
                 path.rmdir()  # EBUSY if a process would not die in time: tried again next time
@@ -530,24 +531,6 @@ def _pids(path: Path) -> list[int]:
         return [int(p) for p in (path / "cgroup.procs").read_text().split()]
     except (OSError, ValueError):
         return []
-
-
-def _kill_left(paths: list[Path], timeout_s: float) -> None:
-    """Thaw the cgroup `paths` (one per hierarchy) and SIGKILL what they hold until they are empty."""
-    for path in paths:
-        _write(path / "freezer.state", "THAWED", optional=True)
-        _write(path / "cgroup.freeze", 0, optional=True)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        left = {pid for path in paths for pid in _pids(path)}
-        if not left:
-            return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.01)
 
 
 def _write(path: Path, value: object, optional: bool = False) -> None:

@@ -118,16 +118,31 @@ def main() -> int:
 
 
 def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
-    """Kill every process left in `directories` (bot cgroups) and remove them (as arena.cell.cgroup
-    does for the referee, here with the standard library alone)."""
-    deadline = time.monotonic() + timeout_s
-    for directory in directories:  # a frozen task dies only once thawed (v1, v2)
+    """Kill every process left in `directories` (bot cgroups) and remove them."""
+    kill_in_cgroups(directories, timeout_s)
+    for directory in directories:
+        for _ in range(100):
+            try:
+                os.rmdir(directory)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
+def kill_in_cgroups(directories: list[str], timeout_s: float) -> None:
+    """Thaw the cgroup `directories` (a frozen task dies only once thawed, v1 and v2) and SIGKILL
+    what they hold until they are empty or `timeout_s` is up: this watchdog's sweep, and the
+    referee's of a dead referee's cgroups (arena.cell.cgroup.reap_stale)."""
+    for directory in directories:
         for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
             try:
                 with open(os.path.join(directory, name), "w") as f:
                     f.write(value)
             except OSError:
                 pass
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         alive = False
         for directory in directories:
@@ -143,17 +158,8 @@ def _sweep_cgroups(directories: list[str], timeout_s: float = 5.0) -> None:
                 except OSError:
                     pass
         if not alive:
-            break
+            return
         time.sleep(0.01)
-    for directory in directories:
-        for _ in range(100):
-            try:
-                os.rmdir(directory)
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.01)
 
 
 if __name__ == "__main__":
