@@ -148,7 +148,8 @@ def run_dask(tour: tmod.Tournament, root: Path) -> float | None:
     from arena.tournament import cluster
 
     started = time.perf_counter()
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address="127.0.0.1:0") \
             as local, distributed.Client(local) as client:
         startup_s = time.perf_counter() - started
         started = time.perf_counter()

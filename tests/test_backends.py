@@ -159,8 +159,9 @@ def test_a_dask_backend_plays_match_specs_and_gives_every_game_back_once():
     distributed = pytest.importorskip("distributed")
     from arena.tournament.cluster import DaskBackend
 
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
-                                  dashboard_address=":0") as local, distributed.Client(local) as client:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,  # loopback only
+                                  dashboard_address="127.0.0.1:0") as local, \
+            distributed.Client(local) as client:
         with DaskBackend(client) as backend:
             backend.submit(spec("one-vs-two", (0, 1)))
             backend.submit(spec("two-vs-one", (0,), BotSpec("two", RANDOM), BotSpec("one", RANDOM)))
