@@ -3,8 +3,8 @@ charges that instead of the wall time (so a busy machine costs an honest bot not
 bot that sleeps still loses on time), and games played under load are marked.
 
 A real CPU-burning bot (tests/bots/cpu_burner.py, it spins until its own CPU time reaches a set
-amount, in its main thread or in a new thread each move) plays under a real hog: three CPU-bound
-processes on this 2-core machine.
+amount, in its main thread or in a new thread each move) plays under a real hog: two CPU-bound
+processes pinned to each CPU.
 """
 from __future__ import annotations
 
@@ -44,24 +44,30 @@ def burner(share: float, limit_s: float = LIMIT_S) -> BotSpec:
     return BotSpec(f"burner-{share:g}", command)
 
 
-def start_hogs(count: int) -> list[subprocess.Popen]:
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-            for _ in range(count)]
+def start_hogs(per_cpu: int) -> list[subprocess.Popen]:
+    """`per_cpu` CPU-bound processes pinned to each CPU this process may use: wherever the
+    scheduler runs a bot, it shares that CPU with `per_cpu` of them (unpinned, three hogs on two
+    cores once left a bot most of a core in CI: its timeout was not marked as under load)."""
+    spin = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True: pass"
+    return [subprocess.Popen([sys.executable, "-c", spin, str(cpu)], start_new_session=True)
+            for cpu in sorted(os.sched_getaffinity(0)) for _ in range(per_cpu)]
 
 
 @pytest.fixture
 def hog():
-    """Three processes that burn CPU without end (a loaded 2-core machine), killed afterwards."""
-    hogs = start_hogs(3)
+    """Two CPU-bound processes on each CPU (a loaded machine: a bot gets at most a third of a
+    core), killed afterwards."""
+    hogs = start_hogs(2)
     yield hogs
     stop(hogs)
 
 
 @pytest.fixture
 def heavy_hog():
-    """Eight CPU burners: a bot then gets at most 2/9 of a core on 2 cores, whatever else runs,
-    where without them a machine loaded by others (a load of 4 or 5) still leaves it half a core."""
-    hogs = start_hogs(8)
+    """Four CPU-bound processes on each CPU: a bot then gets at most a fifth of a core, whatever
+    else runs, where without them a machine loaded by others (a load of 4 or 5 on 2 cores) still
+    leaves it half a core."""
+    hogs = start_hogs(4)
     yield hogs
     stop(hogs)
 
@@ -131,6 +137,8 @@ def test_on_a_quiet_machine_nothing_is_marked_and_a_sleeping_bot_still_loses_at_
     forfeit = records[0].forfeit
     assert forfeit["reason"] == Forfeit.TIMEOUT and forfeit["seat"] == 0, forfeit
     assert "0.150 s of wall time" in forfeit["detail"], forfeit  # 3 x 0.05 s: the wall ceiling
+    # not under load, and the detail says why: what it used and waited (its own timeout)
+    assert not forfeit.get("under_load") and " s of CPU and waited " in forfeit["detail"], forfeit
 
 
 class FirstCallUnderLoad:
@@ -157,7 +165,7 @@ def judged(bot: BotSpec, per_move: float) -> MatchSpec:
 
 def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_gone(heavy_hog):
     player = FirstCallUnderLoad(heavy_hog)
-    # 0.12 s of CPU a move at 0.4 s: past the clock with 2/9 of a core, well within it with half a core
+    # 0.12 s of CPU a move at 0.4 s: past the clock with a fifth of a core, well within it with half a core
     records, replayed = jobs.play_judged(judged(burner(0.3, 0.4), 0.4), player.play)
     # under the hog the game is lost on time, under load; it is played again once the hog is gone
     # (again, within the two replays, if someone else's load made it lose on time again)
@@ -171,7 +179,7 @@ def test_a_judged_game_lost_on_time_under_load_is_played_again_once_the_load_is_
 
 def test_a_bot_that_runs_out_of_time_under_load_every_time_is_played_again_twice_then_charged(hog):
     records, replayed = jobs.play_judged(judged(burner(1.5, 0.2), 0.2))
-    assert replayed == jobs.LOAD_REPLAYS == 2
+    assert replayed == jobs.LOAD_REPLAYS == 2, records[0].forfeit
     forfeit = records[0].forfeit
     assert forfeit["reason"] == Forfeit.TIMEOUT and forfeit.get("under_load"), forfeit
     assert jobs.verdict(records, "burner-1.5")[:2] == ("failed", "timeout")

@@ -151,7 +151,8 @@ class Turns:
     def _note_load(self, forfeit: Forfeited, record: GameRecord, seat: int, before: Usage | None,
                    wall: float) -> None:
         """A bot that ran out of time while the machine kept it from a CPU: the forfeit and the
-        record say so (the game was played under load)."""
+        record say so (the game was played under load). Otherwise the detail says what the bot used
+        and waited, where known: a timeout of its own making, or a short wait to be looked into."""
         if forfeit.reason is not Forfeit.TIMEOUT or forfeit.seat != seat:
             return
         cpu, wait = _spent(before, self.seated[seat].process.usage())  # type: ignore[union-attr]
@@ -159,6 +160,8 @@ class Turns:
             forfeit.under_load = True
             forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU)"
             record.loaded_moves += 1
+        elif cpu is not None and wait is not None:
+            forfeit.detail += f" (it used {cpu:.3f} s of CPU and waited {wait:.3f} s for one)"
 
     def _check_health(self, seat: int, ply: int, timed_out: bool) -> None:
         """Forfeited if a bot has failed (a dropped connection...) or, after a quiet poll
