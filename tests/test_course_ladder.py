@@ -526,7 +526,7 @@ def test_the_runner_plays_a_ladder_game_lost_on_time_under_load_again(tmp_path):
         directory.joinpath("course.toml").read_text().replace("rows = 4\ncols = 4", "rows = 5\ncols = 5"))
     course = Course(directory, sandbox="off")
     activate(course, "s1", list(burner(0.3, 0.4).command))
-    hogs = start_hogs(8)
+    hogs = start_hogs(4)  # four on each CPU
     try:
         player = FirstCallUnderLoad(hogs)
         runner = LadderRunner(course, play=player.play, clock=lambda: T0)
