@@ -228,17 +228,24 @@ def _ponder_match(limits: Limits, clock: TimeControl = CLOCK,
 @pytest.mark.loads_machine  # the attacker's children burn CPU
 def test_by_default_a_pondering_opponent_is_frozen_and_the_honest_bot_never_loses_on_time(ahead):
     needs_freezer()
-    records, turns = _ponder_match(Limits(sandbox="on"))  # suspend left to its default
+    records, turns = [], []
+    for games in ((0, 1), (2, 3), (4, 5)):  # suspend left to its default
+        more, measured = _ponder_match(Limits(sandbox="on"), games=games)
+        records, turns = records + more, turns + measured
+        honest = [r.forfeit for r in records if r.forfeit_of(r.players.index("think")) is not None]
+        # the honest bot never forfeits but on time under load: it waited for a CPU most of its
+        # time while the attacker, frozen, burned nothing (`during`, below, on every other honest
+        # move; a freezer that failed would show there). Two hogs elsewhere made that happen in full
+        # runs, whatever priority the `ahead` fixture gives the bots, once in both games (two
+        # moves measured): such games are played again, as the course plays again a judged game
+        # lost on time under load. The attacker may lose on time on a machine others load (its own
+        # children compete with it on its turn): its doing.
+        assert all(f["reason"] == "timeout" and f.get("under_load") for f in honest), \
+            ([r.forfeit for r in records], turns)
+        if len(turns) >= 6:
+            break
     print("attacker CPU s during, after; honest move s:", [tuple(round(x, 4) for x in t) for t in turns])
-    # the honest bot never forfeits but on time under load: it waited for a CPU most of its time
-    # while the attacker, frozen, burned nothing (`during`, below, on every other honest move; a
-    # freezer that failed would show there). Two hogs elsewhere made that happen once in a full
-    # run, whatever priority the `ahead` fixture gives the bots. The attacker may lose on time on
-    # a machine others load (its own children compete with it on its turn): its doing.
-    honest = [r.forfeit for r in records if r.forfeit_of(r.players.index("think")) is not None]
-    assert all(f["reason"] == "timeout" and f.get("under_load") for f in honest), \
-        ([r.forfeit for r in records], turns)
-    assert len(turns) >= (6 if not honest else 3), ([r.forfeit for r in records], turns)
+    assert len(turns) >= 6, ([r.forfeit for r in records], turns)
     assert max(pause for _, pause, _ in turns) < 0.01, turns  # frozen: its children burn nothing
     assert max(during for during, _, _ in turns) < 0.002, turns  # frozen before the turn is sent
 
