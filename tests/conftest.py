@@ -1,7 +1,7 @@
 """Shared test helpers, and how the suite runs: on pytest-xdist's workers a module at a time, the
 tests marked `timing` one at a time and those marked `loads_machine` last and alone
-(tests/scheduling.py), each worker's pinned bots on a core of
-their own (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
+(tests/scheduling.py), one worker more than the CPUs (`-n auto`), the workers' pinned bots on the
+cores in turn (ARENA_CPU_OFFSET), and a check at the end that no process the run started survives."""
 from __future__ import annotations
 
 import contextlib
@@ -360,6 +360,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
         write_marked(Path(folder), WORKER, {mark: [i.nodeid for i in items if i.get_closest_marker(mark)]
                                             for mark in ("timing", "loads_machine")})
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): one worker more than the CPUs this run may use. Tests wait
+    on clocks, sockets and browsers a third of their time: on 2 CPUs a third worker took a quiet
+    full run from 320 s to 276 s (tests/scheduling.py keeps it idle while the timing tests run)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.hookimpl(optionalhook=True)

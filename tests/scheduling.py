@@ -4,14 +4,18 @@ A module at a time, so that its module-scoped fixtures (a season, a published si
 pages) are set up on one worker only; the longest modules first (their times from the last full
 run, kept in pytest's cache, else the estimates below), so that the workers end together. Tests
 marked `timing` (their checks read a clock against a limit) run one at a time, as one unit sent
-first, so that no two of them ever run side by side; those marked `loads_machine` (CPU hogs of
-their own, or checks that the machine is quiet) run after every other test, one at a time on one
-worker while no other worker runs anything. The workers list both in a folder the controller
+first, so that no two of them ever run side by side, and while they run no more workers than the
+machine has CPUs run anything (the suite starts one worker more than the CPUs: tests wait on
+clocks, sockets and browsers a third of their time; that worker starts its first unit once the
+timing tests are done); those marked `loads_machine` (CPU hogs of their own, or checks that the
+machine is quiet) run after every other test, one at a time on one worker while no other worker
+runs anything. The workers list both in a folder the controller
 reads: it sees node ids only.
 """
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +98,9 @@ class ModuleScheduling:
         `timing` and `loads_machine` tests, which run in units of their own, under MARKED_KEY."""
         self.marked: set[int] = set()
         """The indices of the `timing` and `loads_machine` tests."""
+        self.clocked: set[int] = set()
+        """The `timing` tests not yet run: while there are any, at most `cpus` workers run tests."""
+        self.cpus = len(os.sched_getaffinity(0))
         self.config = config
         self.timing_dir = timing_dir
         self.log = Producer("arenasched") if log is None else log.arenasched
@@ -151,6 +158,7 @@ class ModuleScheduling:
                     units.setdefault(nodeid.split("::")[0], []).append(index)
             self.units = ([clocked] if clocked else []) + sorted(units.values(), key=self._expected_s,
                                                                   reverse=True)
+            self.clocked = set(clocked)
         for node in self.nodes:
             self.check_schedule(node)
 
@@ -165,6 +173,8 @@ class ModuleScheduling:
         is done."""
         if node.shutting_down or len(self.node2pending[node]) > 1:
             return
+        if self.units and self._held(node):
+            return
         if self.units:
             self._send(node, self.units.pop(0))
         elif self.alone and self.alone_node in (None, node):
@@ -175,6 +185,13 @@ class ModuleScheduling:
         elif node is not self.alone_node:
             node.shutdown()
 
+    def _held(self, node: Any) -> bool:
+        """True if `node`, idle, waits while the timing tests run: `cpus` other workers are busy
+        (one of them with the timing tests, sent first)."""
+        if not self.clocked or self.node2pending[node]:
+            return False
+        return sum(1 for other in self.nodes if other is not node and self.node2pending[other]) >= self.cpus
+
     def _send(self, node: Any, indices: list[int]) -> None:
         self.node2pending[node].extend(indices)
         node.send_runtest_some(indices)
@@ -184,6 +201,12 @@ class ModuleScheduling:
         assert self.collection is not None
         key = MARKED_KEY if item_index in self.marked else self.collection[item_index].split("::")[0]
         self.seconds[key] = self.seconds.get(key, 0.0) + duration
+        if item_index in self.clocked:
+            self.clocked.discard(item_index)
+            if not self.clocked:  # the timing tests are done: the workers held start first
+                for other in self.nodes:
+                    if other is not node and not self.node2pending[other]:
+                        self.check_schedule(other)
         self.check_schedule(node, duration)
 
     def mark_test_pending(self, item: str) -> None:

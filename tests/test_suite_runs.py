@@ -169,13 +169,14 @@ def _sleeping() -> list[int]:
 class _Config:
     """What ModuleScheduling reads of pytest's config: two workers, and the cache."""
 
-    def __init__(self, cached: dict[str, float]) -> None:
+    def __init__(self, cached: dict[str, float], workers: int = 2) -> None:
         self.cache = self
         self.cached = cached
+        self.workers = workers
 
     def getvalue(self, name: str) -> list[str]:
         assert name == "tx"
-        return ["2*popen"]
+        return [f"{self.workers}*popen"]
 
     def get(self, key: str, default: object) -> object:
         from scheduling import CACHE_KEY
@@ -234,3 +235,34 @@ def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_
     assert scheduler.tests_finished
     assert scheduler.seconds == {"tests/test_a.py": 1.0, "tests/test_b.py": 8.0, "tests/test_c.py": 4.0,
                                  MARKED_KEY: 5.0}
+
+
+def test_with_a_worker_more_than_cpus_it_waits_until_the_timing_tests_are_done(tmp_path):
+    """Three workers on two CPUs: while the timing unit runs, the third worker gets nothing (the
+    timing tests never run beside more than one other worker); once the last timing test is done,
+    it gets the next module at once."""
+    from scheduling import ModuleScheduling, write_marked
+
+    collection = ["tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_c.py::t1", "tests/test_d.py::t1",
+                  "tests/test_c.py::clocked1", "tests/test_c.py::clocked2"]
+    marked = {"timing": ["tests/test_c.py::clocked1", "tests/test_c.py::clocked2"], "loads_machine": []}
+    nodes = [_Node(), _Node(), _Node()]
+    for number in range(3):
+        write_marked(tmp_path, f"gw{number}", marked)
+    scheduler = ModuleScheduling(_Config({"tests/test_a.py": 1.0, "tests/test_b.py": 9.0,
+                                          "tests/test_c.py": 5.0, "tests/test_d.py": 0.5}, workers=3),
+                                 type("Log", (), {"arenasched": print})(), tmp_path)
+    scheduler.cpus = 2
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    assert [n.sent for n in nodes] == [[[4, 5]], [[1]], []]  # the timing unit; test_b; held
+    scheduler.mark_test_complete(nodes[1], 1, 8.0)
+    assert nodes[1].sent[-1] == [2] and nodes[2].sent == []  # the busy worker goes on, the third waits
+    scheduler.mark_test_complete(nodes[0], 4, 1.0)
+    assert nodes[0].sent[-1] == [0] and nodes[2].sent == []  # queued behind the last timing test
+    scheduler.mark_test_complete(nodes[0], 5, 1.0)
+    assert nodes[2].sent == [[3]]  # the timing tests are done: the third worker starts
+    assert nodes[0].shutting_down and nodes[0].sent[-1] == [0]  # nothing more for it after test_a
