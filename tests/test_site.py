@@ -563,3 +563,39 @@ def test_fields_of_newer_records_are_shown(tmp_path):
     assert "none: bwrap not installed: 1 game" in index and "sandbox: 1 game" in index
     assert "no_hello: 1" in index and "crashed: 1" in index
     assert "2 bot errors" in (site / "bots" / "bob.html").read_text()
+
+
+class _CtrlCOnLine:
+    """Standard error that sends this process SIGINT as soon as a line holding `words` is written:
+    Ctrl-C pressed the moment the message appears, before whatever follows it has begun."""
+
+    def __init__(self, real, words: str) -> None:
+        self.real, self.words, self.text = real, words, []
+
+    def write(self, text: str) -> int:
+        self.text.append(text)
+        if self.words in text:
+            import signal
+
+            os.kill(os.getpid(), signal.SIGINT)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        return getattr(self.real, name)
+
+
+def test_ctrl_c_the_moment_the_run_says_it_still_serves_ends_it_with_0(tmp_path, monkeypatch):
+    """A busy run once exited 130 (interrupted) for a Ctrl-C sent right after "still serving":
+    the signal came before the wait for it began. Here it comes while the line is written."""
+    from arena.cli import main
+
+    path = tournament_file(tmp_path, "domineering", "rows = 4\ncols = 4", games=2)
+    monkeypatch.chdir(tmp_path)
+    err = _CtrlCOnLine(sys.stderr, "still serving")
+    monkeypatch.setattr(sys, "stderr", err)
+    code = main(["tournament", "run", path.name, "--serve", "--port", "0", "--quiet"])
+    assert code == 0, "".join(err.text)
+    assert "interrupted" not in "".join(err.text)

@@ -7,11 +7,14 @@ the parsed arguments and returns the exit code: 0 done, 1 games left to play (ru
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from arena.cell.launcher import LaunchError
@@ -222,8 +225,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if server is not None:
         if not summary.interrupted:
             server.live.refresh()
-            print(f"the run is over; still serving {server.url}, Ctrl-C to stop", file=sys.stderr, flush=True)
-            _wait_for_ctrl_c()
+            with _ctrl_c_ends_the_wait() as pressed:
+                print(f"the run is over; still serving {server.url}, Ctrl-C to stop", file=sys.stderr,
+                      flush=True)
+                _wait_for(pressed)
         server.stop()
     if summary.interrupted:
         print(f"arena: interrupted with {missing} games left; run the same command again to finish "
@@ -383,9 +388,28 @@ def _site_server(results: Path, out: str | None, tournament: str, fingerprint: d
     return server
 
 
-def _wait_for_ctrl_c() -> None:
+@contextlib.contextmanager
+def _ctrl_c_ends_the_wait() -> Iterator[threading.Event]:
+    """An event that Ctrl-C (SIGINT) sets from the moment the block begins, in place of raising
+    KeyboardInterrupt: a Ctrl-C pressed as soon as "Ctrl-C to stop" is printed, before the wait
+    began, stopped `arena tournament run --serve` with 130, as if its run had been interrupted.
+    Off the main thread (no signal handler there), an event that Ctrl-C does not set."""
+    pressed = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
     try:
-        threading.Event().wait()
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _wait_for(pressed: threading.Event) -> None:
+    """Until `pressed` is set (Ctrl-C, `_ctrl_c_ends_the_wait`), or a KeyboardInterrupt."""
+    try:
+        while not pressed.wait(1.0):
+            pass
     except KeyboardInterrupt:
         pass
 
@@ -399,11 +423,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         results, fingerprint = tour.results_dir(results_root(tour, args.results)), tour.fingerprint()
     else:
         results, fingerprint = results_dir_of(args.tournament, args.results), None
-    server = _site_server(results, args.out, args.tournament, fingerprint, args.port, args.poll)
-    try:
-        _wait_for_ctrl_c()
-    finally:
-        server.stop()
+    with _ctrl_c_ends_the_wait() as pressed:  # from before the address is printed
+        server = _site_server(results, args.out, args.tournament, fingerprint, args.port, args.poll)
+        try:
+            _wait_for(pressed)
+        finally:
+            server.stop()
     return EXIT_OK
 
 
