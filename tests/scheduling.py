@@ -226,7 +226,9 @@ class ModuleScheduling:
         crashed = None
         if pending:
             assert self.collection is not None
-            crashed = self.collection[pending.pop(0)]
+            index = pending.pop(0)
+            crashed = self.collection[index]
+            self.clocked.discard(index)  # never marked complete: the workers held would wait for it
             if pending:
                 self.units.insert(0, pending)
         for other in self.nodes:

@@ -266,3 +266,34 @@ def test_with_a_worker_more_than_cpus_it_waits_until_the_timing_tests_are_done(t
     scheduler.mark_test_complete(nodes[0], 5, 1.0)
     assert nodes[2].sent == [[3]]  # the timing tests are done: the third worker starts
     assert nodes[0].shutting_down and nodes[0].sent[-1] == [0]  # nothing more for it after test_a
+
+
+def test_a_worker_lost_during_its_last_timing_test_holds_no_worker_after_it(tmp_path):
+    """The timing test a crashed worker was running is never marked complete: the worker that
+    xdist starts in its place gets work while the others are busy, as once no timing test is left."""
+    from scheduling import ModuleScheduling, write_marked
+
+    collection = ["tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_d.py::t1", "tests/test_e.py::t1",
+                  "tests/test_f.py::t1", "tests/test_c.py::clocked"]
+    for number in range(4):
+        write_marked(tmp_path, f"gw{number}", {"timing": ["tests/test_c.py::clocked"], "loads_machine": []})
+    seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_d.py": 0.5, "tests/test_e.py": 0.2,
+               "tests/test_f.py": 0.1}
+    scheduler = ModuleScheduling(_Config(seconds, workers=3),
+                                 type("Log", (), {"arenasched": print})(), tmp_path)
+    scheduler.cpus = 2
+    nodes = [_Node(), _Node(), _Node()]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    assert [n.sent for n in nodes] == [[[5]], [[1]], []]  # the timing test; test_b; held
+    assert scheduler.remove_node(nodes[0]) == "tests/test_c.py::clocked"
+    assert nodes[1].sent[-1] == [0] and nodes[2].sent == [[2]]  # test_a queued; test_d
+    replacement = _Node()
+    scheduler.add_node(replacement)
+    scheduler.add_node_collection(replacement, collection)
+    scheduler.schedule()
+    assert nodes[2].sent[-1] == [3]  # test_e queued
+    assert replacement.sent == [[4]]  # test_f, beside two busy workers: no timing test is left
