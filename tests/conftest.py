@@ -365,8 +365,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto` (pyproject's addopts): one worker more than the CPUs this run may use. Tests wait
-    on clocks, sockets and browsers a third of their time: on 2 CPUs a third worker took a quiet
-    full run from 320 s to 276 s (tests/scheduling.py keeps it idle while the timing tests run)."""
+    on clocks, sockets and browsers a third of their time: on 2 CPUs, back to back, a quiet full
+    run took 331 s on two workers, 306 s on three (tests/scheduling.py keeps the third idle while
+    the timing tests run)."""
     return len(os.sched_getaffinity(0)) + 1
 
 

@@ -406,11 +406,9 @@ def _ctrl_c_ends_the_wait() -> Iterator[threading.Event]:
 
 
 def _wait_for(pressed: threading.Event) -> None:
-    """Until `pressed` is set (Ctrl-C, `_ctrl_c_ends_the_wait`), or a KeyboardInterrupt."""
-    try:
-        while not pressed.wait(1.0):
-            pass
-    except KeyboardInterrupt:
+    """Until `pressed` is set (Ctrl-C, `_ctrl_c_ends_the_wait`): the handler sets it, so no
+    KeyboardInterrupt comes."""
+    while not pressed.wait(1.0):
         pass
 
 
