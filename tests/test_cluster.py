@@ -380,6 +380,58 @@ def test_command_line_on_a_local_cluster(tmp_path, client):
         assert store.count() == 0
 
 
+HEARTBEAT_IN_FLIGHT_AT_CLOSE = """
+import asyncio, sys, time
+import distributed
+from arena.tournament import cluster
+
+
+def heartbeat_in_flight(client):
+    # the in-process scheduler stops answering heartbeats: its worker's next one waits until the close
+    asked = []
+
+    async def never(*args, **kwargs):
+        asked.append(True)
+        await asyncio.sleep(3600)
+    client.cluster.scheduler.handlers["heartbeat_worker"] = never
+    deadline = time.monotonic() + 30
+    while not asked and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(f"heartbeat in flight: {bool(asked)}", file=sys.stderr, flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "dask":  # Dask's own LocalCluster, as local:N made it before
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
+                                      dashboard_address="127.0.0.1:0") as local:
+            with distributed.Client(local) as client:
+                heartbeat_in_flight(client)
+    else:
+        with cluster.connect("local:1") as client:
+            heartbeat_in_flight(client)
+"""
+
+
+def test_a_local_cluster_closing_with_a_heartbeat_in_flight_prints_no_traceback(tmp_path):
+    """A busy run's `--cluster local:1` once ended with Dask's "Failed to communicate with scheduler
+    during heartbeat" and its traceback: a worker's close cut its own heartbeat. Made certain here
+    (the scheduler never answers one), Dask's own LocalCluster still reports it; arena's does not."""
+    pytest.importorskip("distributed")
+    from arena.tournament.cluster import HEARTBEAT_CUT
+
+    script = tmp_path / "heartbeat_at_close.py"
+    script.write_text(HEARTBEAT_IN_FLIGHT_AT_CLOSE)
+    runs = {kind: subprocess.run([sys.executable, str(script), kind], env=quiet_env(), capture_output=True,
+                                 text=True, timeout=120) for kind in ("dask", "arena")}
+    for kind, done in runs.items():
+        assert done.returncode == 0 and "heartbeat in flight: True" in done.stderr, (kind, done.stderr)
+    assert HEARTBEAT_CUT in runs["dask"].stderr, (
+        f"Dask no longer reports a heartbeat cut by its worker's close (HeartbeatCutByClose can go): "
+        f"{runs['dask'].stderr}")
+    assert HEARTBEAT_CUT not in runs["arena"].stderr and "Traceback" not in runs["arena"].stderr, \
+        runs["arena"].stderr
+
+
 @pytest.mark.parametrize(("value", "why"), [
     ("local:0", "between 1 and"), ("local:many", "between 1 and"), ("local:100000", "between 1 and"),
     ("not an address", "not a Dask scheduler address"),

@@ -29,6 +29,9 @@ bots' check on every worker.
 - A bot command whose program is the parent's Python (shipped bots: `python -m bots NAME`) runs
   under the worker's Python; every other path must exist on the workers as on this machine
   (a shared file system, or the same directory copied to every worker): docs/cluster.md.
+- The workers of `local:N` are arena's own and write to its standard error: they load this module
+  as their Dask preload (`dask_setup`), which keeps Dask's report of a heartbeat cut short by the
+  worker's own close (an ERROR with a traceback, dask/distributed#7105) off a clean run's output.
 
 dask and distributed are imported here only, and only when a cluster is used: arena runs without
 them (`pip install '.[dask]'` in arena's checkout adds them).
@@ -39,6 +42,7 @@ import atexit
 import contextlib
 import dataclasses
 import functools
+import logging
 import os
 import re
 import secrets
@@ -46,6 +50,7 @@ import shutil
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -122,7 +127,8 @@ def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
     with contextlib.ExitStack() as stack:
         if kind == "local":
             local = distributed.LocalCluster(n_workers=value, threads_per_worker=1, processes=True,
-                                             host="127.0.0.1", dashboard_address="127.0.0.1:0")
+                                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                             preload=[__name__])
             stack.enter_context(local)
             client = stack.enter_context(distributed.Client(local))
         else:
@@ -141,6 +147,31 @@ def connect(cluster: str, connect_timeout_s: float = CONNECT_TIMEOUT_S,
 
 
 # --- the worker side ---
+
+HEARTBEAT_CUT = "Failed to communicate with scheduler during heartbeat"
+"""How a Dask worker reports a heartbeat that failed on a connection error (distributed.worker)."""
+
+
+class HeartbeatCutByClose(logging.Filter):
+    """Drops a worker's report of a failed heartbeat while that worker is closing: its close shuts
+    the connection a heartbeat in flight waits on, which Dask logs as an ERROR with a traceback
+    (dask/distributed#7105) at the end of a run that went well. Any other report passes."""
+
+    def __init__(self, worker: Any) -> None:
+        super().__init__()
+        self._worker = weakref.ref(worker)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        worker = self._worker()
+        closing = worker is None or worker.status.name in ("closing", "closing_gracefully", "closed")
+        return not (closing and record.getMessage().startswith(HEARTBEAT_CUT))
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook, run in each worker of a `local:N` cluster as it starts (a restarted
+    worker too): its heartbeat cut by its own close is not reported."""
+    logging.getLogger("distributed.worker").addFilter(HeartbeatCutByClose(worker))
+
 
 def localize(bot: BotSpec, parent_python: str) -> BotSpec:
     """The bot as it runs on this machine: a command run by the parent's Python interpreter runs
