@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -84,6 +85,8 @@ def main() -> int:
     if args.runs < 1 or args.hogs < 0:
         parser.error("--runs must be at least 1 and --hogs at least 0")
     args.log_dir.mkdir(parents=True, exist_ok=True)
+    # a kill (SIGTERM) stops the hogs too: they run in sessions of their own, out of a Ctrl-C's reach
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     print(f"{os.cpu_count()} CPUs, {args.hogs} hogs; goal: under {GOAL_S:.0f} s quiet, green quiet and busy")
     print(f"{'run':>3}  {'suite s':>7}  {'busy CPU s':>10}  {'idle CPU s':>10}  "
           f"{'workload s before/after':>23}  result")
