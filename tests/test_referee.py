@@ -131,6 +131,7 @@ def test_a_late_answer_is_dropped_and_never_applied_to_a_later_turn(caplog):
     assert "dropped move message (game 't-g0'" in caplog.text
 
 
+@pytest.mark.timing  # 0.1 s moves against a 0.35 s bank with a 0.02 s margin
 @pytest.mark.parametrize("increment, forfeits", [(0.0, True), (0.1, False)])
 def test_base_plus_increment_is_a_bank_per_seat(increment, forfeits):
     clock = TimeControl(base=0.35, increment=increment, margin=0.02)
@@ -142,13 +143,21 @@ def test_base_plus_increment_is_a_bank_per_seat(increment, forfeits):
     # moves, plus an increment for each of them (exact bookkeeping, whatever the machine's load)
     expected = [0.35 + sum(increment - m.time_s for m in sleeper[:k]) for k in range(len(sleeper))]
     assert banks == pytest.approx(expected, abs=0.002)
+    assert record.time_control == f"0.35+{increment:g}"
+    # a busy machine (two hogs beside the suite) can make a 0.1 s move take 0.2 s: the product then
+    # marks the game as played under load, and the bank may run out sooner, never later
+    loaded = record.loaded_moves > 0 or record.lost_on_time_under_load()
     if forfeits:  # 0.35 -> 0.25 -> 0.15 -> 0.05: the fourth move cannot come in time
-        assert record.forfeit == {"seat": 0, "reason": "timeout", "detail": record.forfeit["detail"]}
-        assert len(sleeper) == 3
+        assert record.forfeit is not None and record.forfeit["seat"] == 0, record.forfeit
+        assert record.forfeit["reason"] == "timeout", record.forfeit
+        assert len(sleeper) <= 3 if loaded else len(sleeper) == 3, (len(sleeper), record.forfeit)
+        if not loaded:
+            assert record.forfeit == {"seat": 0, "reason": "timeout", "detail": record.forfeit["detail"]}
+    elif loaded:  # a timeout, if any, is the load's
+        assert record.forfeit is None or record.lost_on_time_under_load(), record.forfeit
     else:  # the increment pays back each move's 0.1 s: the bank stays near its base
         assert record.forfeit is None
         assert all(b > 0.2 for b in banks)
-    assert record.time_control == f"0.35+{increment:g}"
 
 
 def test_info_is_recorded_json_safe():
