@@ -570,6 +570,17 @@ def _frozen(path: Path) -> bool:
     return False
 
 
+def _freezer_state(path: Path) -> str:
+    """A bot cgroup's freezer state and the processes it holds (alive or not), or that it is gone."""
+    if not path.exists():
+        return "gone"
+    try:
+        procs = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+    except OSError as exc:
+        return f"unreadable ({exc})"
+    return f"frozen={_frozen(path)} procs={[(pid, _alive(pid)) for pid in procs]}"
+
+
 @pytest.mark.loads_machine  # alone: another worker's referee, sweeping dead referees' cgroups at
 # its start, ended the trapped bots during the test's second of watching them (a busy full run)
 def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_next_referee():
@@ -603,6 +614,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
             time.sleep(0.02)
         watchdogs = [pid for pid in _children(referee.pid) if "watchdog.py" in _cmdline(pid)]
         assert watchdogs, "the referee has no watchdog"
+        seen = {path: _freezer_state(path) for path in frozen}
         for pid in [referee.pid, *watchdogs]:
             os.kill(pid, signal.SIGKILL)
         referee.wait(5)
@@ -610,7 +622,11 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]  # as the kill left them
         held = [int(p) for path in frozen for p in (path / "cgroup.procs").read_text().split()]
         time.sleep(1.0)
-        assert held and all(_alive(pid) for pid in held)  # the trap: nothing else will end them
+        # the trap: nothing else will end them (once a busy run saw none held: say what was where)
+        assert held and all(_alive(pid) for pid in held), (
+            f"held {held}; frozen before the kills: {seen}; after them: "
+            f"{ {path: _freezer_state(path) for path in seen} }; the referee's bot cgroups now: "
+            f"{_bot_cgroups(referee.pid)}")
         script = ("from arena.cell import cgroup\n"
                   "cgroup.Cgroup.create(64 << 20, 16).remove()\n")
         done = subprocess.run([sys.executable, "-c", script], cwd=HERE.parent, capture_output=True,
