@@ -198,27 +198,40 @@ class _Node:
         self.shutting_down = True
 
 
+def _scheduled(tmp_path: Path, collection: list[str], marked: dict[str, list[str]], seconds: dict[str, float],
+               workers: int = 2, cpus: int | None = None):
+    """tests/scheduling.py in-process: `workers` workers that collected `collection` (its marked
+    tests `marked`, the cache's `seconds` a module), after its first schedule(); `cpus` in place of
+    this machine's. Returns the scheduler and its workers."""
+    from scheduling import ModuleScheduling, write_marked
+
+    for number in range(workers):
+        write_marked(tmp_path, f"gw{number}", marked)
+    log = type("Log", (), {"arenasched": print})()
+    scheduler = ModuleScheduling(_Config(seconds, workers), log, tmp_path)
+    if cpus is not None:
+        scheduler.cpus = cpus
+    nodes = [_Node() for _ in range(workers)]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    return scheduler, nodes
+
+
 def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_the_hogs_alone_last(tmp_path):
     """tests/scheduling.py in-process, with two workers of its own: the `timing` tests as the first
     unit, then modules by the seconds the cache says (longest first, the module's marked tests
     left out of them), the `loads_machine` tests once the other worker has left; the seconds it
     records for the cache count the marked tests apart."""
-    from scheduling import MARKED_KEY, ModuleScheduling, write_marked
+    from scheduling import MARKED_KEY
 
     collection = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_b.py::t1", "tests/test_c.py::t1",
                   "tests/test_c.py::clocked", "tests/test_c.py::hog"]
     marked = {"timing": ["tests/test_c.py::clocked"], "loads_machine": ["tests/test_c.py::hog"]}
-    write_marked(tmp_path, "gw0", marked)
-    write_marked(tmp_path, "gw1", marked)
-    scheduler = ModuleScheduling(_Config({"tests/test_a.py": 1.0, "tests/test_b.py": 9.0,
-                                          "tests/test_c.py": 5.0}), type("Log", (), {"arenasched": print})(),
-                                 tmp_path)
-    first, second = _Node(), _Node()
-    for node in (first, second):
-        scheduler.add_node(node)
-    for node in (first, second):
-        scheduler.add_node_collection(node, collection)
-    scheduler.schedule()
+    seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_c.py": 5.0}
+    scheduler, (first, second) = _scheduled(tmp_path, collection, marked, seconds)
     assert (first.sent, second.sent) == ([[4]], [[2]])  # the timing unit; test_b (9 s)
     scheduler.mark_test_complete(first, 4, 2.0)
     assert first.sent[-1] == [3]  # test_c without its marked tests (5 s) before test_a (1 s)
@@ -241,23 +254,11 @@ def test_with_a_worker_more_than_cpus_it_waits_until_the_timing_tests_are_done(t
     """Three workers on two CPUs: while the timing unit runs, the third worker gets nothing (the
     timing tests never run beside more than one other worker); once the last timing test is done,
     it gets the next module at once."""
-    from scheduling import ModuleScheduling, write_marked
-
     collection = ["tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_c.py::t1", "tests/test_d.py::t1",
                   "tests/test_c.py::clocked1", "tests/test_c.py::clocked2"]
     marked = {"timing": ["tests/test_c.py::clocked1", "tests/test_c.py::clocked2"], "loads_machine": []}
-    nodes = [_Node(), _Node(), _Node()]
-    for number in range(3):
-        write_marked(tmp_path, f"gw{number}", marked)
-    scheduler = ModuleScheduling(_Config({"tests/test_a.py": 1.0, "tests/test_b.py": 9.0,
-                                          "tests/test_c.py": 5.0, "tests/test_d.py": 0.5}, workers=3),
-                                 type("Log", (), {"arenasched": print})(), tmp_path)
-    scheduler.cpus = 2
-    for node in nodes:
-        scheduler.add_node(node)
-    for node in nodes:
-        scheduler.add_node_collection(node, collection)
-    scheduler.schedule()
+    seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_c.py": 5.0, "tests/test_d.py": 0.5}
+    scheduler, nodes = _scheduled(tmp_path, collection, marked, seconds, workers=3, cpus=2)
     assert [n.sent for n in nodes] == [[[4, 5]], [[1]], []]  # the timing unit; test_b; held
     scheduler.mark_test_complete(nodes[1], 1, 8.0)
     assert nodes[1].sent[-1] == [2] and nodes[2].sent == []  # the busy worker goes on, the third waits
@@ -271,23 +272,12 @@ def test_with_a_worker_more_than_cpus_it_waits_until_the_timing_tests_are_done(t
 def test_a_worker_lost_during_its_last_timing_test_holds_no_worker_after_it(tmp_path):
     """The timing test a crashed worker was running is never marked complete: the worker that
     xdist starts in its place gets work while the others are busy, as once no timing test is left."""
-    from scheduling import ModuleScheduling, write_marked
-
     collection = ["tests/test_a.py::t1", "tests/test_b.py::t1", "tests/test_d.py::t1", "tests/test_e.py::t1",
                   "tests/test_f.py::t1", "tests/test_c.py::clocked"]
-    for number in range(4):
-        write_marked(tmp_path, f"gw{number}", {"timing": ["tests/test_c.py::clocked"], "loads_machine": []})
+    marked = {"timing": ["tests/test_c.py::clocked"], "loads_machine": []}
     seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_d.py": 0.5, "tests/test_e.py": 0.2,
                "tests/test_f.py": 0.1}
-    scheduler = ModuleScheduling(_Config(seconds, workers=3),
-                                 type("Log", (), {"arenasched": print})(), tmp_path)
-    scheduler.cpus = 2
-    nodes = [_Node(), _Node(), _Node()]
-    for node in nodes:
-        scheduler.add_node(node)
-    for node in nodes:
-        scheduler.add_node_collection(node, collection)
-    scheduler.schedule()
+    scheduler, nodes = _scheduled(tmp_path, collection, marked, seconds, workers=3, cpus=2)
     assert [n.sent for n in nodes] == [[[5]], [[1]], []]  # the timing test; test_b; held
     assert scheduler.remove_node(nodes[0]) == "tests/test_c.py::clocked"
     assert nodes[1].sent[-1] == [0] and nodes[2].sent == [[2]]  # test_a queued; test_d
