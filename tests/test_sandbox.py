@@ -610,8 +610,15 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         frozen = []
         while not frozen:
             assert time.monotonic() < deadline and referee.poll() is None, "no bot was frozen"
-            frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]
             time.sleep(0.02)
+            # stopped, the referee thaws nothing between the look and the kill (a test descheduled
+            # on a busy machine could otherwise kill it as the turn changes and the bot thaws)
+            os.kill(referee.pid, signal.SIGSTOP)
+            while not _stopped(referee.pid):
+                time.sleep(0.001)
+            frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]
+            if not frozen:
+                os.kill(referee.pid, signal.SIGCONT)
         watchdogs = [pid for pid in _children(referee.pid) if "watchdog.py" in _cmdline(pid)]
         assert watchdogs, "the referee has no watchdog"
         seen = {path: _freezer_state(path) for path in frozen}
@@ -662,6 +669,18 @@ def _children(pid: int) -> list[int]:
         except (OSError, IndexError, ValueError):
             continue
     return found
+
+
+def _stopped(pid: int) -> bool:
+    """Every thread of the process stopped (state T in /proc), or the process gone or a zombie."""
+    try:
+        states = set()
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/stat", "rb") as f:
+                states.add(f.read().rsplit(b")", 1)[1].split()[0])
+    except (OSError, IndexError):
+        return True
+    return states <= {b"T", b"Z", b"X"}
 
 
 def _alive(pid: int) -> bool:
