@@ -87,11 +87,7 @@ def tagged(wait_s: float = 3.0) -> list[int]:
 
 
 def _state(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0].decode()
-    except (OSError, IndexError):
-        return ""
+    return _stat_fields(pid)[0]
 
 
 def attacker(mode: str, **options: str) -> BotSpec:
@@ -200,6 +196,33 @@ def _bot_pids(word: str) -> list[int]:
             and p != os.getpid()]
 
 
+def _the_bot(word: str) -> int:
+    """The bot itself among the processes `_bot_pids(word)` finds: not one of its own forks (the
+    attacker's daemon keeps its command line until it execs with an empty environment), so the
+    first of them to start, whose parent is none of them (pids wrap round: never the highest)."""
+    pids = _bot_pids(word)
+    roots = [p for p in pids if _parent(p) not in pids] or pids
+    return min(roots, key=_started)
+
+
+def _parent(pid: int) -> int:
+    return int(_stat_fields(pid)[1] or 0)
+
+
+def _started(pid: int) -> int:
+    """Clock ticks from boot to the process's start (/proc/PID/stat's 22nd field)."""
+    return int(_stat_fields(pid)[19] or 0)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command's name (state first); '' for a gone process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].decode().split()
+    except (OSError, IndexError):
+        return [""] * 20
+
+
 def _status(pid: int) -> dict[str, str]:
     text = Path(f"/proc/{pid}/status").read_text()
     return {k: v.strip() for k, v in (line.split(":", 1) for line in text.splitlines() if ":" in line)}
@@ -214,7 +237,7 @@ def test_a_sandboxed_bot_runs_as_a_user_of_its_own_without_privileges_filtered_w
     def on_move(record, move, state):
         if seen:
             return
-        attack, honest = _bot_pids(f"attacks.py all tag={TAG}")[-1], _bot_pids("honest.py")[-1]
+        attack, honest = _the_bot(f"attacks.py all tag={TAG}"), _the_bot(str(tmp_path / "h" / "honest.py"))
         fields, other = _status(attack), _status(honest)
         assert fields["CapEff"] == fields["CapPrm"] == "0" * 16, fields
         assert fields["NoNewPrivs"] == "1" and fields["Seccomp"] == "2", fields  # 2: a filter
