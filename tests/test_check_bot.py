@@ -12,11 +12,16 @@ BROKEN = HERE / "bots" / "broken.py"
 BUGGY = HERE / "bots" / "buggy_legal.py"
 SMALL = ("-p", "rows=5", "-p", "cols=5")
 SLOW_START = '''import sys, time
-time.sleep(0.8)  # a big engine loading
+loaded = False
 if "--ready" in sys.argv:
+    time.sleep(0.7)  # a big engine loading, then saying so
+    loaded = True
     print("ready", flush=True)
 for line in sys.stdin:
     words = line.split()
+    if not loaded:  # loading once told of its first game, as an engine sizing its tables to it
+        time.sleep(0.7)
+        loaded = True
     if words and words[0] == "turn":
         print("move", words[words.index("legal") + 1], flush=True)
     elif words and words[0] == "bye":
