@@ -645,8 +645,15 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         watchdogs = [pid for pid in _children(referee.pid) if "watchdog.py" in _cmdline(pid)]
         assert watchdogs, "the referee has no watchdog"
         seen = {path: _freezer_state(path) for path in frozen}
-        for pid in [referee.pid, *watchdogs]:
+        # the watchdogs first, dead before the referee is killed: a watchdog outliving its referee
+        # by a moment sweeps (thaws and kills) the bots the test means to see trapped, as a slow
+        # host once let one do between the two kills (the cgroups seen thawed and empty, not removed)
+        for pid in watchdogs:
             os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while any(_alive(pid) for pid in watchdogs) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        os.kill(referee.pid, signal.SIGKILL)
         referee.wait(5)
         time.sleep(0.5)  # what the kills were ending has ended (a process killed as it froze)
         frozen = [Path(p) for p in _bot_cgroups(referee.pid) if _frozen(Path(p))]  # as the kill left them
