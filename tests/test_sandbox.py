@@ -690,15 +690,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
 
 
 def _children(pid: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                if name.isdigit() and int(f.read().rsplit(b")", 1)[1].split()[1]) == pid:
-                    found.append(int(name))
-        except (OSError, IndexError, ValueError):
-            continue
-    return found
+    return [int(name) for name in os.listdir("/proc") if name.isdigit() and _parent(int(name)) == pid]
 
 
 def _stopped(pid: int) -> bool:
