@@ -250,6 +250,8 @@ def test_the_season_clock_starts_the_final_once_the_clock_passes_the_last_deadli
         assert code == 0, err
         wait_until(lambda: final.under_way(course) or final_state(course) != FinalState.NOT_STARTED, 60,
                    "the final did not start after the clock passed the deadline")
+        # the final starts inside the round, which is counted once it ends: wait for that count
+        wait_until(lambda: season.rounds >= 2, 30, "the season clock's second round to end")
         assert (season.rounds, watch.changes) == (2, 1)  # woken once, by the watch
     finally:
         watch.stop()
