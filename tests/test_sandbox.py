@@ -650,9 +650,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         # host once let one do between the two kills (the cgroups seen thawed and empty, not removed)
         for pid in watchdogs:
             os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 5
-        while any(_alive(pid) for pid in watchdogs) and time.monotonic() < deadline:
-            time.sleep(0.001)
+        _wait_ended(watchdogs)
         os.kill(referee.pid, signal.SIGKILL)
         referee.wait(5)
         time.sleep(0.5)  # what the kills were ending has ended (a process killed as it froze)
@@ -669,9 +667,7 @@ def test_a_bot_frozen_when_its_referee_and_watchdog_are_killed_is_ended_by_the_n
         done = subprocess.run([sys.executable, "-c", script], cwd=HERE.parent, capture_output=True,
                               text=True, timeout=30)
         assert done.returncode == 0, done.stderr
-        deadline = time.monotonic() + 5
-        while any(_alive(pid) for pid in held) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _wait_ended(held)
         assert [(pid, _cmdline(pid)[:80]) for pid in held if _alive(pid)] == []
         assert _bot_cgroups(referee.pid) == []
     finally:
@@ -709,6 +705,13 @@ def _alive(pid: int) -> bool:
     from arena.cell.limits import process_exists
 
     return process_exists(pid)
+
+
+def _wait_ended(pids: list[int], timeout_s: float = 5.0) -> None:
+    """Wait until none of `pids` is alive, or until `timeout_s` has passed."""
+    deadline = time.monotonic() + timeout_s
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def test_cgroups_left_by_a_referee_killed_with_its_watchdog_are_removed_by_the_next():
