@@ -10,11 +10,20 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
+import pytest
 from conftest import require
 
 from arena.cell import cgroup
-from arena.cell.usage import Usage, process_usage, waited
+from arena.cell.limits import Limits
+from arena.cell.usage import Usage, cpu_steal, process_usage, running, stolen, waited
+from arena.match import turns
+from arena.match.clock import TimeControl
+from arena.match.referee import run_match
+from arena.match.spec import BotSpec, MatchSpec
+
+HERE = Path(__file__).resolve().parent
 
 
 def test_a_moves_wait_is_its_longest_waiting_thread_not_the_sum():
@@ -72,3 +81,60 @@ def test_a_cgroups_reading_sees_the_threads_started_since_the_last():
             sleeper.kill()
             sleeper.wait()
         group.remove()
+
+
+# --- the time a virtual machine's host steals from its CPUs (issue 35) ---
+
+def test_the_steal_of_each_cpu_is_read_from_proc_stat_and_only_grows():
+    lines = [line for line in Path("/proc/stat").read_text().splitlines()
+             if line.startswith("cpu") and line[3:4].isdigit()]
+    first = cpu_steal()
+    second = cpu_steal()
+    assert len(first) == len(second) == len(lines) >= 1
+    assert all(b >= a >= 0 for a, b in zip(first, second, strict=True))
+    assert stolen((1.0, 2.0), (1.3, 2.1)) == pytest.approx(0.3)  # the most any one CPU lost
+    assert stolen((), (1.0,)) == 0.0 and stolen((1.0,), (1.0, 2.0)) == 0.0  # unknown: nothing
+
+
+def test_running_tells_a_bot_at_work_from_one_asleep():
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    asleep = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # both past their start (reading files, importing)
+            at_work, dozing = process_usage(busy.pid), process_usage(asleep.pid)
+            if at_work and dozing and running(at_work) and not running(dozing):
+                break
+            time.sleep(0.05)
+        assert running(process_usage(busy.pid))
+        assert not running(process_usage(asleep.pid))
+    finally:
+        for process in (busy, asleep):
+            process.kill()
+            process.wait()
+
+
+def test_a_timeout_while_the_host_steals_the_cpu_of_a_bot_at_work_is_under_load_not_a_sleepers(
+        monkeypatch):
+    """No test can make a hypervisor steal: this one stands in for the host, reporting 80% of every
+    CPU's time stolen (as `cpu_steal` would read it), with real bots and a real referee. A bot that
+    worked (0.1 s of CPU) and then did nothing is taken for one the host kept from its CPU: its
+    timeout is under load, the steal named. One asleep from the start lost nothing to the host: its
+    timeout is its own. Without steal neither was under load (a 0.2 s move lost 0.19 s so)."""
+    cpus = len(cpu_steal()) or 1
+    monkeypatch.setattr(turns, "cpu_steal", lambda: (0.8 * time.monotonic(),) * cpus)
+    clock = TimeControl(per_move=0.5)
+
+    def timeout_of(bot: BotSpec) -> dict:
+        other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+        record = run_match(MatchSpec("steal", "domineering", (bot, other), clock, (0,),
+                                     params={"rows": 5, "cols": 5}, limits=Limits()))[0]
+        assert record.forfeit and record.forfeit["reason"] == "timeout" and record.forfeit["seat"] == 0
+        return record.forfeit
+
+    worker = (sys.executable, str(HERE / "bots" / "cpu_burner.py"), "0.1", "asleep")
+    worked = timeout_of(BotSpec("worker", worker))
+    assert worked.get("under_load"), worked
+    assert "while the host ran others on its virtual CPU" in worked["detail"], worked
+    slept = timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")))
+    assert not slept.get("under_load") and "s of CPU and waited" in slept["detail"], slept

@@ -8,6 +8,12 @@ the children it has reaped (`/proc/PID/stat`). The wait time is always the sched
 thread: what a move waited is the most any one thread waited meanwhile (`waited`), never more than
 the move's wall time, however many threads (a JVM's JIT and GC threads) wait beside the main one.
 Reading is a few small files; benchmarks/fair_clock.py measures it.
+
+On a virtual machine the host may run others on a virtual CPU while a bot's thread is on it: that
+time ("steal", /proc/stat) is neither the bot's CPU time nor a wait the scheduler sees, yet it is
+the machine's load just as much (a 0.2 s move lost 0.19 s so: issue 35). `cpu_steal` reads it
+per CPU, `stolen` gives what any one CPU lost between two readings, and `running` says whether a
+bot was on a CPU (or ready to be) when its time ran out, so that steal counts for it only then.
 """
 from __future__ import annotations
 
@@ -38,6 +44,52 @@ def waited(before: Usage, after: Usage) -> float | None:
     if before.wait_s is None or after.wait_s is None:
         return None
     return max(0.0, after.wait_s - before.wait_s)
+
+
+STAT = "/proc/stat"
+"""The kernel's CPU figures: per CPU (`cpuN` lines), the 8th is the time stolen from it, in ticks."""
+
+
+_stat_fd: int | None = None
+"""/proc/stat, opened once per process (close-on-exec; `pread` at 0 reads it afresh each time)."""
+
+
+def cpu_steal() -> tuple[float, ...]:
+    """Seconds stolen from each CPU since boot (~10 us on 2 CPUs); () where unknown (no /proc, a
+    kernel without the figure)."""
+    global _stat_fd
+    try:
+        if _stat_fd is None:
+            _stat_fd = os.open(STAT, os.O_RDONLY | os.O_CLOEXEC)
+        data = os.pread(_stat_fd, 1 << 20, 0)
+    except OSError:
+        return ()
+    steal = []
+    for line in data.split(b"\n"):
+        if line[:3] == b"cpu" and line[3:4].isdigit():
+            fields = line.split()
+            if len(fields) < 9:
+                return ()
+            steal.append(int(fields[8]) * _TICK_S)
+    return tuple(steal)
+
+
+def stolen(before: tuple[float, ...], after: tuple[float, ...]) -> float:
+    """The most seconds stolen from any one CPU between two readings (cpu_steal): at most
+    what a thread on that CPU lost; 0 where unknown."""
+    if not before or len(before) != len(after):
+        return 0.0
+    return max(0.0, *(b - a for a, b in zip(before, after, strict=True)))
+
+
+def running(reading: Usage) -> bool:
+    """True if one of the threads of `reading` is on a CPU or ready to run now (state R): a bot
+    whose threads all sleep (or wait on a disk) is not kept from a CPU, whatever the host steals."""
+    for tid in reading.waits:
+        stat = _read(f"/proc/{tid.decode()}/stat").rsplit(b")", 1)
+        if len(stat) == 2 and stat[1].split()[:1] == [b"R"]:
+            return True
+    return False
 
 
 def _read(path: str) -> bytes:

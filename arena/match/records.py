@@ -81,7 +81,8 @@ standings and ratings (arena.tournament.standings.scored_records), replayed only
 class MoveRecord:
     """One ply: who played what, how long the referee's clock ran (`time_s`, wall seconds from turn to
     move), the CPU seconds the bot's processes used meanwhile (`cpu_s`) and the seconds they waited
-    for a CPU (`wait_s`: the machine's load), None where unknown; what the bot said about it."""
+    for a CPU (`wait_s`: the machine's load, time the host of a virtual machine took from its CPU
+    included: arena/cell/usage.py), None where unknown; what the bot said about it."""
 
     ply: int
     seat: int

@@ -18,7 +18,7 @@ from typing import Any
 
 import rules
 from arena.cell.limits import Limits
-from arena.cell.usage import Usage, waited
+from arena.cell.usage import Usage, cpu_steal, running, stolen, waited
 from arena.match.clock import TimeControl
 from arena.match.forfeits import Forfeited, raise_failures
 from arena.match.players import CRASH_CHECK_S, Player, Players
@@ -33,6 +33,10 @@ MAX_STRAY_MESSAGES = 1000
 """Unexpected messages (late moves, repeated hellos) a bot may send in one game before it forfeits."""
 SHOWN_MOVE_CHARS = 60
 """How much of an illegal move a forfeit detail quotes (characters)."""
+
+BUSY_SHARE = 0.5
+"""A bot that ran or waited for a CPU at least this share of the time the host left it of a move it
+lost on time was at work: the time the host stole meanwhile counts as its wait (`_note_load`)."""
 
 OnMove = Callable[[GameRecord, MoveRecord, "rules.State"], None]
 
@@ -56,6 +60,14 @@ def _spent(before: Usage | None, after: Usage | None) -> tuple[float | None, flo
     if before is None or after is None:
         return None, None
     return max(0.0, after.cpu_s - before.cpu_s), waited(before, after)
+
+
+def _lost(cpu: float | None, wait: float | None, wall: float, steal: float) -> float:
+    """What the virtual machine's host took from the bot during a move (`steal`: the most any one
+    CPU lost meanwhile), at most the wall time the bot neither ran nor waited for a CPU."""
+    if cpu is None or wait is None:
+        return 0.0
+    return min(steal, max(0.0, wall - cpu - wait))
 
 
 def _round(value: float | None) -> float | None:
@@ -108,6 +120,7 @@ class Turns:
                         player.process.suspend(wait=True)  # type: ignore[union-attr]
             clock = clocks[seat]
             before = bot.process.usage()  # type: ignore[union-attr]
+            steal = cpu_steal()
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
                        "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
@@ -118,9 +131,11 @@ class Turns:
                 if self._held(bot):  # the freeze begins at once: it is complete by the next turn
                     bot.process.suspend()  # type: ignore[union-attr]
             except Forfeited as forfeit:
-                self._note_load(forfeit, record, seat, before, time.monotonic() - sent)
+                self._note_load(forfeit, record, seat, before, steal, time.monotonic() - sent)
                 raise
             cpu, wait = _spent(before, bot.process.usage())  # type: ignore[union-attr]
+            if wait is not None:  # the host's steal counts as a wait for a CPU (arena/cell/usage.py)
+                wait += _lost(cpu, wait, wall, stolen(steal, cpu_steal()))
             charged = wall
             if clock.kind == "cpu" and cpu is not None:
                 if cpu > left + clock.margin:
@@ -149,16 +164,29 @@ class Turns:
             bool(self.limits.suspend) or player.process.freezes)  # type: ignore[union-attr]
 
     def _note_load(self, forfeit: Forfeited, record: GameRecord, seat: int, before: Usage | None,
-                   wall: float) -> None:
-        """A bot that ran out of time while the machine kept it from a CPU: the forfeit and the
-        record say so (the game was played under load). Otherwise the detail says what the bot used
-        and waited, where known: a timeout of its own making, or a short wait to be looked into."""
+                   steal: tuple[float, ...], wall: float) -> None:
+        """A bot that ran out of time while the machine kept it from a CPU (its threads waiting for
+        one, or the virtual machine's host running others on the CPU it was on: `steal`, read when
+        the turn was sent): the forfeit and the record say so (the game was played under load).
+        Otherwise the detail says what the bot used and waited, where known: a timeout of its own
+        making, or a short wait to be looked into."""
         if forfeit.reason is not Forfeit.TIMEOUT or forfeit.seat != seat:
             return
-        cpu, wait = _spent(before, self.seated[seat].process.usage())  # type: ignore[union-attr]
+        after = self.seated[seat].process.usage()  # type: ignore[union-attr]
+        cpu, wait = _spent(before, after)
+        lost = 0.0
+        if cpu is not None and wait is not None and after is not None:
+            taken = stolen(steal, cpu_steal())
+            # steal counts only for a bot that was at work: running (or ready to) now, or for at least
+            # half of what the host left of the move; a bot asleep lost nothing to it
+            if taken and (running(after) or cpu + wait >= BUSY_SHARE * (wall - taken)):
+                lost = _lost(cpu, wait, wall, taken)
+                wait += lost
         if MoveRecord(0, seat, "", wall, {}, cpu, wait).under_load():
             forfeit.under_load = True
-            forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU)"
+            host = (f", {lost:.3f} s of them while the host ran others on its virtual CPU"
+                    if lost >= 1e-3 else "")
+            forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU{host})"
             record.loaded_moves += 1
         elif cpu is not None and wait is not None:
             forfeit.detail += f" (it used {cpu:.3f} s of CPU and waited {wait:.3f} s for one)"
