@@ -165,7 +165,7 @@ def _seconds(text: str) -> float:
     return sum(int(n) * units[u] for n, u in re.findall(r"(\d+) (h|min|s)\b", text))
 
 
-@pytest.mark.timing  # two runs' wall times compared: no other test may load the machine between
+@pytest.mark.loads_machine  # the machine timed by the plan must be the one the run meets: alone
 def test_the_first_estimate_times_the_bots_and_is_within_2x_of_the_real_run(tmp_path, capsys, monkeypatch):
     """Before any game is stored, `plan` times a few moves of each bot: on the demo (4 bots of
     very different speeds, 0.2 s a move; 2 games a pairing here, not 4) its estimate is within 2x
