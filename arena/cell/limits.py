@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from arena.cell import watchdog
+from arena.cell.usage import stat_fields
 from arena.cell.watchdog import marked_pids
 
 MIB = 1 << 20
@@ -251,12 +252,8 @@ def set_child_subreaper() -> bool:
 
 def process_exists(pid: int) -> bool:
     """True if `pid` is a live (not zombie) process."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in (b"Z", b"X")
+    state = stat_fields(f"/proc/{pid}/stat")[:1]
+    return state not in ([], [b"Z"], [b"X"])
 
 
 def connection_owner(peer: tuple[str, int], server_port: int, markers: dict[str, Any]) -> Any:

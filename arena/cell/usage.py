@@ -85,11 +85,14 @@ def stolen(before: tuple[float, ...], after: tuple[float, ...]) -> float:
 def running(reading: Usage) -> bool:
     """True if one of the threads of `reading` is on a CPU or ready to run now (state R): a bot
     whose threads all sleep (or wait on a disk) is not kept from a CPU, whatever the host steals."""
-    for tid in reading.waits:
-        stat = _read(f"/proc/{tid.decode()}/stat").rsplit(b")", 1)
-        if len(stat) == 2 and stat[1].split()[:1] == [b"R"]:
-            return True
-    return False
+    return any(stat_fields(f"/proc/{tid.decode()}/stat")[:1] == [b"R"] for tid in reading.waits)
+
+
+def stat_fields(path: str) -> list[bytes]:
+    """The fields of a process's or thread's `stat` file (/proc/PID/stat, /proc/PID/task/TID/stat)
+    after its command name, its state first; [] once it is gone."""
+    stat = _read(path).rsplit(b")", 1)
+    return stat[1].split() if len(stat) == 2 else []
 
 
 def _read(path: str) -> bytes:
@@ -164,10 +167,9 @@ def process_usage(pid: int) -> Usage | None:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return None
-    stat = _read(f"/proc/{pid}/stat").rsplit(b")", 1)
-    if len(stat) != 2:
+    fields = stat_fields(f"/proc/{pid}/stat")
+    if not fields:
         return None
-    fields = stat[1].split()
     cpu, wait, waits = threads_usage(tids)  # type: ignore[arg-type]
     reaped = (int(fields[13]) + int(fields[14])) * _TICK_S  # cutime + cstime
     return Usage(cpu + reaped, wait, waits)

@@ -120,7 +120,7 @@ class Turns:
                         player.process.suspend(wait=True)  # type: ignore[union-attr]
             clock = clocks[seat]
             before = bot.process.usage()  # type: ignore[union-attr]
-            steal = cpu_steal()
+            steal = cpu_steal() if before is not None else ()  # of use only beside the bot's usage
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
                        "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
