@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 REGISTRY_NAME = "shipped.json"
 """The registry of shipped bots, beside this file: {name: "module:Class"}."""
 
-NAMES: dict[str, str] = json.loads((Path(__file__).parent / REGISTRY_NAME).read_text(encoding="utf-8"))
+with open(os.path.join(os.path.dirname(__file__), REGISTRY_NAME), encoding="utf-8") as _registry:
+    NAMES: dict[str, str] = json.load(_registry)
 """Shipped bot name -> "module:Class" (a subclass of bots.sdk.Bot)."""
 
 
