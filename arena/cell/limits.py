@@ -252,8 +252,8 @@ def set_child_subreaper() -> bool:
 
 def process_exists(pid: int) -> bool:
     """True if `pid` is a live (not zombie) process."""
-    state = stat_fields(f"/proc/{pid}/stat")[:1]
-    return state not in ([], [b"Z"], [b"X"])
+    fields = stat_fields(f"/proc/{pid}/stat")
+    return bool(fields) and fields[0] not in (b"Z", b"X")
 
 
 def connection_owner(peer: tuple[str, int], server_port: int, markers: dict[str, Any]) -> Any:

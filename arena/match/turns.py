@@ -62,11 +62,9 @@ def _spent(before: Usage | None, after: Usage | None) -> tuple[float | None, flo
     return max(0.0, after.cpu_s - before.cpu_s), waited(before, after)
 
 
-def _lost(cpu: float | None, wait: float | None, wall: float, steal: float) -> float:
+def _lost(cpu: float, wait: float, wall: float, steal: float) -> float:
     """What the virtual machine's host took from the bot during a move (`steal`: the most any one
     CPU lost meanwhile), at most the wall time the bot neither ran nor waited for a CPU."""
-    if cpu is None or wait is None:
-        return 0.0
     return min(steal, max(0.0, wall - cpu - wait))
 
 
@@ -134,8 +132,8 @@ class Turns:
                 self._note_load(forfeit, record, seat, before, steal, time.monotonic() - sent)
                 raise
             cpu, wait = _spent(before, bot.process.usage())  # type: ignore[union-attr]
-            if wait is not None:  # the host's steal counts as a wait for a CPU (arena/cell/usage.py)
-                wait += _lost(cpu, wait, wall, stolen(steal, cpu_steal()))
+            if cpu is not None and wait is not None:  # the host's steal counts as a wait for a CPU
+                wait += _lost(cpu, wait, wall, stolen(steal, cpu_steal()))  # (arena/cell/usage.py)
             charged = wall
             if clock.kind == "cpu" and cpu is not None:
                 if cpu > left + clock.margin:
