@@ -8,8 +8,8 @@ first, so that no two of them ever run side by side, and while they run no more 
 machine has CPUs run anything (the suite starts one worker more than the CPUs: tests wait on
 clocks, sockets and browsers a third of their time; that worker starts its first unit once the
 timing tests are done); those marked `loads_machine` (CPU hogs of their own, or checks that the
-machine is quiet) run after every other test, one at a time on one worker while no other worker
-runs anything. The workers list both in a folder the controller
+machine is quiet) run after every other test, one at a time on the last worker left while no other
+worker runs anything. The workers list both in a folder the controller
 reads: it sees node ids only.
 """
 from __future__ import annotations
@@ -169,21 +169,36 @@ class ModuleScheduling:
 
     def check_schedule(self, node: Any, duration: float = 0) -> None:
         """Give `node` its next unit once it holds at most one test (a worker keeps its last test
-        until it knows what runs after it); the tests that load the machine once every other worker
-        is done."""
+        until it knows what runs after it: more tests, or its shutdown; a worker left holding one
+        test and nothing else waits for ever); the tests that load the machine once every other
+        worker is done."""
         if node.shutting_down or len(self.node2pending[node]) > 1:
             return
         if self.units and self._held(node):
             return
         if self.units:
             self._send(node, self.units.pop(0))
-        elif self.alone and self.alone_node in (None, node):
-            self.alone_node = node
-            if all(other is node for other in self.nodes):  # the others have finished and left
-                self._send(node, self.alone)
-                self.alone = []
+            if len(self.node2pending[node]) == 1:  # a unit of one test (the timing unit of a subset,
+                self.check_schedule(node)  # a test put back): run only once the worker knows what follows
+        elif self.alone:
+            self._take_alone(node)
         elif node is not self.alone_node:
             node.shutdown()
+
+    def _take_alone(self, node: Any) -> None:
+        """The tests that load the machine go to the last worker left, once the others have gone. A
+        worker done while another goes on leaves: kept for them, it would hold its last test unrun
+        until every other worker had left."""
+        if self.alone_node is None:
+            if any(other is not node and not other.shutting_down for other in self.nodes):
+                node.shutdown()
+                return
+            self.alone_node = node
+        if self.alone_node is not node:
+            node.shutdown()
+        elif all(other is node for other in self.nodes):  # the others have finished and left
+            self._send(node, self.alone)
+            self.alone = []
 
     def _held(self, node: Any) -> bool:
         """True if `node`, idle, waits while the timing tests run: `cpus` other workers are busy

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import ENV, SURVIVOR_GRACE_ENV
 
 HERE = Path(__file__).resolve().parent
@@ -185,17 +186,26 @@ class _Config:
 
 
 class _Node:
-    """A worker as the scheduler sees it: what it was sent, and whether it was told to stop."""
+    """A worker as the scheduler sees it, running its tests as xdist's does (xdist/remote.py): the
+    first test it holds only once it knows what follows it, another test or its shutdown."""
 
-    def __init__(self) -> None:
+    def __init__(self, sends: list[tuple[_Node, list[int]]] | None = None) -> None:
         self.sent: list[list[int]] = []
+        self.queue: list[int] = []
         self.shutting_down = False
+        self.sends = [] if sends is None else sends
+        """Every worker's sends in the order the scheduler made them."""
 
     def send_runtest_some(self, indices: list[int]) -> None:
         self.sent.append(list(indices))
+        self.queue.extend(indices)
+        self.sends.append((self, list(indices)))
 
     def shutdown(self) -> None:
         self.shutting_down = True
+
+    def can_run(self) -> bool:
+        return len(self.queue) > 1 or (bool(self.queue) and self.shutting_down)
 
 
 def _scheduled(tmp_path: Path, collection: list[str], marked: dict[str, list[str]], seconds: dict[str, float],
@@ -211,7 +221,8 @@ def _scheduled(tmp_path: Path, collection: list[str], marked: dict[str, list[str
     scheduler = ModuleScheduling(_Config(seconds, workers), log, tmp_path)
     if cpus is not None:
         scheduler.cpus = cpus
-    nodes = [_Node() for _ in range(workers)]
+    sends: list[tuple[_Node, list[int]]] = []
+    nodes = [_Node(sends) for _ in range(workers)]
     for node in nodes:
         scheduler.add_node(node)
     for node in nodes:
@@ -220,10 +231,46 @@ def _scheduled(tmp_path: Path, collection: list[str], marked: dict[str, list[str
     return scheduler, nodes
 
 
+def _simulate(scheduler, nodes: list[_Node], seconds: list[float]) -> dict[int, tuple[int, float, float]]:
+    """Run what `scheduler` sends as xdist's workers and controller would (the controller stops
+    every worker once the scheduler says the tests are finished), test i taking seconds[i]: each
+    test's (worker, start, end). Fails if the run stalls: tests left and no worker able to run one."""
+    clock, ran = 0.0, {}
+    running: dict[_Node, tuple[int, float]] = {}
+    while True:
+        moved = True
+        while moved:
+            moved = False
+            for node in list(scheduler.nodes):
+                if node not in running and node.can_run():
+                    running[node] = (node.queue.pop(0), clock)
+                    moved = True
+                elif node not in running and node.shutting_down and not node.queue:
+                    scheduler.remove_node(node)
+                    moved = True
+        if not running:
+            assert not scheduler.nodes and not scheduler.has_pending, (
+                f"stalled at {clock} s: {[(nodes.index(n), n.queue) for n in scheduler.nodes]}")
+            return ran
+        node = min(running, key=lambda n: running[n][1] + seconds[running[n][0]])
+        index, start = running.pop(node)
+        clock = start + seconds[index]
+        ran[index] = (nodes.index(node), start, clock)
+        scheduler.mark_test_complete(node, index, seconds[index])
+        if scheduler.tests_finished:
+            for other in scheduler.nodes:
+                other.shutdown()
+
+
+def _busy_at(ran: dict[int, tuple[int, float, float]], moment: float) -> int:
+    return sum(1 for _, start, end in ran.values() if start <= moment < end)
+
+
 def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_the_hogs_alone_last(tmp_path):
     """tests/scheduling.py in-process, with two workers of its own: the `timing` tests as the first
     unit, then modules by the seconds the cache says (longest first, the module's marked tests
-    left out of them), the `loads_machine` tests once the other worker has left; the seconds it
+    left out of them), the `loads_machine` tests on the last worker left once the other has gone
+    (the one done first leaves at once: kept, it would hold its last test unrun); the seconds it
     records for the cache count the marked tests apart."""
     from scheduling import MARKED_KEY
 
@@ -232,20 +279,14 @@ def test_the_scheduler_sends_the_timing_unit_first_then_the_longest_modules_and_
     marked = {"timing": ["tests/test_c.py::clocked"], "loads_machine": ["tests/test_c.py::hog"]}
     seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_c.py": 5.0}
     scheduler, (first, second) = _scheduled(tmp_path, collection, marked, seconds)
-    assert (first.sent, second.sent) == ([[4]], [[2]])  # the timing unit; test_b (9 s)
-    scheduler.mark_test_complete(first, 4, 2.0)
-    assert first.sent[-1] == [3]  # test_c without its marked tests (5 s) before test_a (1 s)
-    scheduler.mark_test_complete(second, 2, 8.0)
-    assert second.sent[-1] == [0, 1]
-    scheduler.mark_test_complete(first, 3, 4.0)
-    assert first.sent[-1] == [3] and not first.shutting_down  # it waits to run the hog alone
-    scheduler.mark_test_complete(second, 0, 0.5)
-    assert second.shutting_down and first.sent[-1] == [3]  # nothing more for the other worker
-    scheduler.mark_test_complete(second, 1, 0.5)
-    scheduler.remove_node(second)
-    assert first.sent[-1] == [5]  # alone now
-    scheduler.mark_test_complete(first, 5, 3.0)
-    assert scheduler.tests_finished
+    ran = _simulate(scheduler, [first, second], [0.5, 0.5, 8.0, 4.0, 2.0, 3.0])
+    # the timing unit, one test, with test_b (9 s) behind it; test_c without its marked tests (5 s)
+    # with test_a (1 s) behind it; the hog
+    assert [([first, second].index(n), sent) for n, sent in first.sends] == [
+        (0, [4]), (0, [2]), (1, [3]), (1, [0, 1]), (1, [5])]
+    # test_a's last test waits for the other worker to leave; the hog runs alone after it
+    assert ran == {4: (0, 0.0, 2.0), 2: (0, 2.0, 10.0), 3: (1, 0.0, 4.0), 0: (1, 4.0, 4.5),
+                   1: (1, 10.0, 10.5), 5: (1, 10.5, 13.5)}
     assert scheduler.seconds == {"tests/test_a.py": 1.0, "tests/test_b.py": 8.0, "tests/test_c.py": 4.0,
                                  MARKED_KEY: 5.0}
 
@@ -259,14 +300,29 @@ def test_with_a_worker_more_than_cpus_it_waits_until_the_timing_tests_are_done(t
     marked = {"timing": ["tests/test_c.py::clocked1", "tests/test_c.py::clocked2"], "loads_machine": []}
     seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_c.py": 5.0, "tests/test_d.py": 0.5}
     scheduler, nodes = _scheduled(tmp_path, collection, marked, seconds, workers=3, cpus=2)
-    assert [n.sent for n in nodes] == [[[4, 5]], [[1]], []]  # the timing unit; test_b; held
-    scheduler.mark_test_complete(nodes[1], 1, 8.0)
-    assert nodes[1].sent[-1] == [2] and nodes[2].sent == []  # the busy worker goes on, the third waits
-    scheduler.mark_test_complete(nodes[0], 4, 1.0)
-    assert nodes[0].sent[-1] == [0] and nodes[2].sent == []  # queued behind the last timing test
-    scheduler.mark_test_complete(nodes[0], 5, 1.0)
-    assert nodes[2].sent == [[3]]  # the timing tests are done: the third worker starts
-    assert nodes[0].shutting_down and nodes[0].sent[-1] == [0]  # nothing more for it after test_a
+    assert [n.sent for n in nodes] == [[[4, 5]], [[1], [2]], []]  # the timing unit; test_b, test_c; held
+    ran = _simulate(scheduler, nodes, [1.0, 9.0, 5.0, 0.5, 1.0, 1.0])
+    assert ran[4][1:] == (0.0, 1.0) and ran[5][1:] == (1.0, 2.0)
+    assert all(_busy_at(ran, moment) <= 2 for moment in (0.0, 0.5, 1.0, 1.5))
+    assert ran[3] == (2, 2.0, 2.5)  # the third worker's first test, as the last timing test ends
+    assert len(ran) == len(collection)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_timing_unit_of_one_test_runs_and_the_run_ends(tmp_path, workers):
+    """A run of a few modules holding one `timing` test (and a `loads_machine` one): the worker
+    sent it holds it until it knows what follows, so it gets the next module with it; the run
+    ends with every test run, the hog last and alone."""
+    collection = ["tests/test_a.py::t1", "tests/test_a.py::t2", "tests/test_b.py::t1",
+                  "tests/test_b.py::clocked", "tests/test_c.py::hog"]
+    marked = {"timing": ["tests/test_b.py::clocked"], "loads_machine": ["tests/test_c.py::hog"]}
+    seconds = {"tests/test_a.py": 2.0, "tests/test_b.py": 1.0}
+    scheduler, nodes = _scheduled(tmp_path, collection, marked, seconds, workers=workers, cpus=2)
+    assert nodes[0].sent == [[3], [0, 1]]
+    ran = _simulate(scheduler, nodes, [1.0, 1.0, 1.0, 1.0, 1.0])
+    assert sorted(ran) == list(range(len(collection)))
+    assert ran[4][1] == max(end for index, (_, _, end) in ran.items() if index != 4)
+    assert _busy_at(ran, ran[4][1]) == 1
 
 
 def test_a_worker_lost_during_its_last_timing_test_holds_no_worker_after_it(tmp_path):
@@ -278,12 +334,11 @@ def test_a_worker_lost_during_its_last_timing_test_holds_no_worker_after_it(tmp_
     seconds = {"tests/test_a.py": 1.0, "tests/test_b.py": 9.0, "tests/test_d.py": 0.5, "tests/test_e.py": 0.2,
                "tests/test_f.py": 0.1}
     scheduler, nodes = _scheduled(tmp_path, collection, marked, seconds, workers=3, cpus=2)
-    assert [n.sent for n in nodes] == [[[5]], [[1]], []]  # the timing test; test_b; held
+    assert [n.sent for n in nodes] == [[[5], [1]], [[0], [2]], []]  # timing, test_b; test_a, test_d; held
     assert scheduler.remove_node(nodes[0]) == "tests/test_c.py::clocked"
-    assert nodes[1].sent[-1] == [0] and nodes[2].sent == [[2]]  # test_a queued; test_d
+    assert nodes[2].sent == [[1], [3]]  # test_b, put back, and test_e: no timing test is left
     replacement = _Node()
     scheduler.add_node(replacement)
     scheduler.add_node_collection(replacement, collection)
     scheduler.schedule()
-    assert nodes[2].sent[-1] == [3]  # test_e queued
-    assert replacement.sent == [[4]]  # test_f, beside two busy workers: no timing test is left
+    assert replacement.sent == [[4]] and replacement.shutting_down  # test_f, beside two busy workers
