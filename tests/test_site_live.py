@@ -108,7 +108,7 @@ def too_wide(driver) -> list[str]:
         "return Array.from(document.querySelectorAll('body *')).filter((e) =>"
         " e.getBoundingClientRect().right > window.innerWidth + 1).slice(0, 8)"
         ".map((e) => `${e.tagName}.${e.className.baseVal ?? e.className}"
-        " ${e.getBoundingClientRect().right}`)")
+        " ${e.getBoundingClientRect().right} ${JSON.stringify(e.textContent.slice(0, 80))}`)")
 
 
 # --- accessibility, both widths, every kind of page ---
