@@ -745,13 +745,20 @@ def test_each_phase_pass_list_is_right_with_its_evidence(season, phases_checked)
         assert by[phase, sid].evidence in out, (phase, sid)  # the command prints the same evidence
 
 
-def test_grades_csv_follows_the_standings_and_the_rules(season, phases_checked):
+@pytest.fixture(scope="module")
+def graded(season, phases_checked) -> str:
+    """`arena course grades DIR` once the phases are checked: the grades.csv it wrote (each test that
+    reads it asks for it, so that any of them runs alone)."""
+    code, _, err = arena("course", "grades", str(season.directory))
+    assert code == 0, err
+    return (season.directory / "grades.csv").read_text()
+
+
+def test_grades_csv_follows_the_standings_and_the_rules(season, graded):
     from arena.course.season.final import final_status
     from arena.tournament import standings as st
 
-    code, _, err = arena("course", "grades", str(season.directory))
-    assert code == 0, err
-    text = (season.directory / "grades.csv").read_text()
+    text = graded
     notes = json.loads((season.directory / "grades.json").read_text())["notes"]
     assert any("ranked by points" in n for n in notes), notes  # the tie-break order is said
     lines = [line for line in text.splitlines() if not line.startswith("#")]
@@ -787,8 +794,8 @@ def test_grades_csv_follows_the_standings_and_the_rules(season, phases_checked):
     assert int(rows["s06"]["time forfeits"]) >= 1 and float(rows["s06"]["penalty"]) >= 2  # the slow one
 
 
-def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases_checked, browser, shots,
-                                                                 axe_source):
+def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases_checked, graded, browser,
+                                                                 shots, axe_source):
     from selenium.webdriver.common.by import By
 
     from arena.course.season.phases import phase_results
@@ -814,8 +821,7 @@ def test_staff_see_phases_grades_similarity_and_publish_the_final(season, phases
     download = staff.get("/staff/grades.csv")
     assert download.status_code == 200 and download.headers["content-type"].startswith("text/csv")
     ours = [line for line in download.text.splitlines() if not line.startswith("#")]
-    assert ours == [line for line in (season.directory / "grades.csv").read_text().splitlines()
-                    if not line.startswith("#")]
+    assert ours == [line for line in graded.splitlines() if not line.startswith("#")]
 
     look(browser, season, "/staff/similarity", axe_source, found, shots, "course-similarity")
     first = browser.find_element(By.CSS_SELECTOR, "section.pair")
