@@ -392,11 +392,11 @@ def test_serve_shows_a_game_finished_after_the_page_was_opened(tmp_path, browser
         play(path, tmp_path / "results")
         new = {g.record.game_id for g in stored(tmp_path / "results" / "domineering" / "site")}
         assert len(new) == 4
-        wait_for(lambda: len(browser.find_elements("css selector", "#games tbody tr")) == 4,
-                 what="the new games on the open page")
-        rows = browser.find_elements("css selector", "#games tbody tr")
-        shown = {r.get_attribute("data-game") for r in rows}
-        assert shown == new
+        # read in one script: the page redraws its rows as it polls, and a row found a moment
+        # earlier may be gone (a stale element) by the time its attribute is asked for
+        shown_games = "return Array.from(document.querySelectorAll('#games tbody tr'), (r) => r.dataset.game)"
+        wait_for(lambda: len(browser.execute_script(shown_games)) == 4, what="the new games on the open page")
+        assert set(browser.execute_script(shown_games)) == new
         browser.get(base + "index.html")
         assert "4 of 4 played" in browser.find_element("id", "played").text
         game = sorted(new)[-1]
