@@ -263,14 +263,22 @@ def _many(count: int) -> str:
 
 def _daemon() -> None:
     """A grandchild in its own session with a cleared environment, sleeping: it must not outlive
-    the match."""
-    if os.fork() == 0:
+    the match. Returns once the grandchild has its new program (the end of a pipe it holds closes
+    on exec), so that the daemon is there before the game starts however busy the machine."""
+    read_end, write_end = os.pipe()  # both close on exec
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
         os.setsid()
         if os.fork() == 0:
             tag = _options().get("tag", "x")
             argv = [sys.executable, "-c", "import time; time.sleep(600)", f"daemon-{tag}"]
             os.execve(sys.executable, argv, {})
         os._exit(0)
+    os.close(write_end)
+    os.read(read_end, 1)  # end of file: the grandchild has exec'd (or died)
+    os.close(read_end)
+    os.waitpid(child, 0)
 
 
 def _listen(port: int) -> socket.socket:
