@@ -17,7 +17,7 @@ from conftest import require
 
 from arena.cell import cgroup
 from arena.cell.limits import Limits
-from arena.cell.usage import Usage, cpu_steal, process_usage, running, stolen, waited
+from arena.cell.usage import Usage, cpu_steal, lagged, process_usage, referee_wait, running, stolen, waited
 from arena.match import turns
 from arena.match.clock import TimeControl
 from arena.match.referee import run_match
@@ -114,6 +114,67 @@ def test_running_tells_a_bot_at_work_from_one_asleep():
             process.wait()
 
 
+def _timeout_of(bot: BotSpec, clock: TimeControl) -> dict:
+    """The forfeit of `bot`, in seat 0, that loses its game against random on time."""
+    other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    record = run_match(MatchSpec("late", "domineering", (bot, other), clock, (0,),
+                                 params={"rows": 5, "cols": 5}, limits=Limits()))[0]
+    assert record.forfeit and record.forfeit["reason"] == "timeout" and record.forfeit["seat"] == 0
+    return record.forfeit
+
+
+def test_the_referees_own_wait_for_a_cpu_is_read_from_its_thread_and_only_grows():
+    stop = threading.Event()
+
+    def spin() -> None:  # two threads beside this one on a CPU or two: one of them waits
+        while not stop.is_set():
+            pass
+    spinners = [threading.Thread(target=spin) for _ in range(max(2, os.cpu_count() or 1))]
+    first = referee_wait()
+    for thread in spinners:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while lagged(first, referee_wait()) <= 0 and time.monotonic() < deadline:
+            sum(range(10_000))  # this thread at work too, so it queues behind the spinners
+    finally:
+        stop.set()
+        for thread in spinners:
+            thread.join()
+    assert first is not None and lagged(first, referee_wait()) > 0
+    assert lagged(None, 1.0) == 0.0 and lagged(2.0, 1.0) == 0.0  # unknown: nothing; never below 0
+
+
+def test_a_move_read_late_by_a_referee_kept_from_its_cpu_is_under_load_not_a_sleepers_timeout(monkeypatch):
+    """No test can make the kernel keep the referee from a CPU on cue: this one stands in for it.
+    The referee sleeps 0.4 s right after sending the first turn (as a descheduled thread would) and,
+    where the kernel's figure is stood in for, reads 80% of its time as waited for a CPU. The
+    bot's move, sent at once, is then found waiting past the deadline: late, under load, the
+    referee's wait named. Without the wait read, the same late move is the bot's own timeout; a
+    bot asleep past its clock is never helped by the referee's wait."""
+    await_move = turns.Turns._await_move
+
+    def descheduled(self, seat, game_id, ply, *rest):
+        if ply == 0:
+            time.sleep(0.4)
+        return await_move(self, seat, game_id, ply, *rest)
+    monkeypatch.setattr(turns.Turns, "_await_move", descheduled)
+    clock = TimeControl(per_move=0.2)
+
+    def timeout_of(bot: BotSpec) -> dict:
+        return _timeout_of(bot, clock)
+
+    quick = BotSpec("random", (sys.executable, "-m", "bots", "random"))
+    unseen = timeout_of(quick)  # the kernel's own figure: the referee slept, it waited for no CPU
+    assert "the move for ply 0 came" in unseen["detail"] and not unseen.get("under_load"), unseen
+    monkeypatch.setattr(turns, "referee_wait", lambda: 0.8 * time.monotonic())
+    seen = timeout_of(quick)
+    assert "the move for ply 0 came" in seen["detail"] and seen.get("under_load"), seen
+    assert "while the referee waited for one" in seen["detail"], seen
+    slept = timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")))
+    assert "no move for ply 0" in slept["detail"] and not slept.get("under_load"), slept
+
+
 def test_a_timeout_while_the_host_steals_the_cpu_of_a_bot_at_work_is_under_load_not_a_sleepers(
         monkeypatch):
     """No test can make a hypervisor steal: this one stands in for the host, reporting 80% of every
@@ -126,11 +187,7 @@ def test_a_timeout_while_the_host_steals_the_cpu_of_a_bot_at_work_is_under_load_
     clock = TimeControl(per_move=0.5)
 
     def timeout_of(bot: BotSpec) -> dict:
-        other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
-        record = run_match(MatchSpec("steal", "domineering", (bot, other), clock, (0,),
-                                     params={"rows": 5, "cols": 5}, limits=Limits()))[0]
-        assert record.forfeit and record.forfeit["reason"] == "timeout" and record.forfeit["seat"] == 0
-        return record.forfeit
+        return _timeout_of(bot, clock)
 
     worker = (sys.executable, str(HERE / "bots" / "cpu_burner.py"), "0.1", "asleep")
     worked = timeout_of(BotSpec("worker", worker))

@@ -14,6 +14,7 @@ time ("steal", /proc/stat) is neither the bot's CPU time nor a wait the schedule
 the machine's load just as much (a 0.2 s move lost 0.19 s so: issue 35). `cpu_steal` reads it
 per CPU, `stolen` gives what any one CPU lost between two readings, and `running` says whether a
 bot was on a CPU (or ready to be) when its time ran out, so that steal counts for it only then.
+The referee's own thread may wait for a CPU too, and read a move late (`referee_wait`, `lagged`).
 """
 from __future__ import annotations
 
@@ -90,6 +91,19 @@ def stolen(before: tuple[float, ...], after: tuple[float, ...]) -> float:
     if not before or len(before) != len(after):
         return 0.0
     return max(0.0, *(b - a for a, b in zip(before, after, strict=True)))
+
+
+def referee_wait() -> float | None:
+    """Seconds the calling thread (the referee's, as it keeps a game's clock) has waited for a CPU
+    since it started (/proc/thread-self/schedstat, ~4 us); None where unknown. A referee kept from
+    a CPU reads a move late: that part of the move's wall time is the machine's load too."""
+    fields = _read("/proc/thread-self/schedstat").split()
+    return int(fields[1]) / 1e9 if len(fields) >= 2 else None
+
+
+def lagged(before: float | None, after: float | None) -> float:
+    """Seconds the referee waited for a CPU between two readings (referee_wait); 0 where unknown."""
+    return max(0.0, after - before) if before is not None and after is not None else 0.0
 
 
 def running(reading: Usage) -> bool:

@@ -34,6 +34,8 @@ class Forfeited(Exception):
         self.detail = _cut(detail)
         self.under_load = False
         """A timeout while the machine kept the bot from a CPU (set by the referee's turns)."""
+        self.move_came = False
+        """A timeout by a move that came, but after the deadline (set by the referee's turns)."""
 
 
 def check_ready(seated: list[Player]) -> None:

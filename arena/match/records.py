@@ -82,7 +82,8 @@ class MoveRecord:
     """One ply: who played what, how long the referee's clock ran (`time_s`, wall seconds from turn to
     move), the CPU seconds the bot's processes used meanwhile (`cpu_s`) and the seconds they waited
     for a CPU (`wait_s`: the machine's load, time the host of a virtual machine took from its CPU
-    included: arena/cell/usage.py), None where unknown; what the bot said about it."""
+    and time the referee itself waited for one included: arena/cell/usage.py), None where unknown;
+    what the bot said about it."""
 
     ply: int
     seat: int

@@ -18,7 +18,7 @@ from typing import Any
 
 import rules
 from arena.cell.limits import Limits
-from arena.cell.usage import Usage, cpu_steal, running, stolen, waited
+from arena.cell.usage import Usage, cpu_steal, lagged, referee_wait, running, stolen, waited
 from arena.match.clock import TimeControl
 from arena.match.forfeits import Forfeited, raise_failures
 from arena.match.players import CRASH_CHECK_S, Player, Players
@@ -34,9 +34,14 @@ MAX_STRAY_MESSAGES = 1000
 SHOWN_MOVE_CHARS = 60
 """How much of an illegal move a forfeit detail quotes (characters)."""
 
+LATE_READS = 100
+"""Messages read past a move's deadline before the timeout is declared: a move that came while the
+referee was kept from a CPU is found (a late move, `Forfeited.move_came`), a flood cannot delay it."""
+
 BUSY_SHARE = 0.5
-"""A bot that ran or waited for a CPU at least this share of the time the host left it of a move it
-lost on time was at work: the time the host stole meanwhile counts as its wait (`_note_load`)."""
+"""A bot that ran or waited for a CPU at least this share of the time the machine left it of a move
+it lost on time was at work: the time the host stole meanwhile, and the referee's own wait for a
+CPU, count as its wait (`_note_load`)."""
 
 OnMove = Callable[[GameRecord, MoveRecord, "rules.State"], None]
 
@@ -119,6 +124,7 @@ class Turns:
             clock = clocks[seat]
             before = bot.process.usage()  # type: ignore[union-attr]
             steal = cpu_steal() if before is not None else ()  # of use only beside the bot's usage
+            lag_from = referee_wait() if before is not None else None
             send(bot, {"type": TURN, "game_id": game_id, "ply": ply, "state": state.to_wire(),
                        "moves": moves, "legal": legal, "time_left_s": left})
             sent = time.monotonic()
@@ -129,11 +135,12 @@ class Turns:
                 if self._held(bot):  # the freeze begins at once: it is complete by the next turn
                     bot.process.suspend()  # type: ignore[union-attr]
             except Forfeited as forfeit:
-                self._note_load(forfeit, record, seat, before, steal, time.monotonic() - sent)
+                self._note_load(forfeit, record, seat, before, steal, lag_from, time.monotonic() - sent)
                 raise
             cpu, wait = _spent(before, bot.process.usage())  # type: ignore[union-attr]
-            if cpu is not None and wait is not None:  # the host's steal counts as a wait for a CPU
-                wait += _lost(cpu, wait, wall, stolen(steal, cpu_steal()))  # (arena/cell/usage.py)
+            if cpu is not None and wait is not None:  # the host's steal and the referee's own wait for
+                # a CPU (it read the move late) count as a wait for a CPU (arena/cell/usage.py)
+                wait += _lost(cpu, wait, wall, stolen(steal, cpu_steal()) + lagged(lag_from, referee_wait()))
             charged = wall
             if clock.kind == "cpu" and cpu is not None:
                 if cpu > left + clock.margin:
@@ -162,29 +169,33 @@ class Turns:
             bool(self.limits.suspend) or player.process.freezes)  # type: ignore[union-attr]
 
     def _note_load(self, forfeit: Forfeited, record: GameRecord, seat: int, before: Usage | None,
-                   steal: tuple[float, ...], wall: float) -> None:
+                   steal: tuple[float, ...], lag_from: float | None, wall: float) -> None:
         """A bot that ran out of time while the machine kept it from a CPU (its threads waiting for
-        one, or the virtual machine's host running others on the CPU it was on: `steal`, read when
-        the turn was sent): the forfeit and the record say so (the game was played under load).
-        Otherwise the detail says what the bot used and waited, where known: a timeout of its own
-        making, or a short wait to be looked into."""
+        one, the virtual machine's host running others on the CPU it was on: `steal`, or the referee
+        waiting for one and reading its move late: `lag_from`, both read when the turn was sent): the
+        forfeit and the record say so (the game was played under load). Otherwise the detail says
+        what the bot used and waited, where known: a timeout of its own making, or a short wait to
+        be looked into."""
         if forfeit.reason is not Forfeit.TIMEOUT or forfeit.seat != seat:
             return
         after = self.seated[seat].process.usage()  # type: ignore[union-attr]
         cpu, wait = _spent(before, after)
-        lost = 0.0
+        host = referee = 0.0
         if cpu is not None and wait is not None and after is not None:
-            taken = stolen(steal, cpu_steal())
-            # steal counts only for a bot that was at work: running (or ready to) now, or for at least
-            # half of what the host left of the move; a bot asleep lost nothing to it
-            if taken and (running(after) or cpu + wait >= BUSY_SHARE * (wall - taken)):
-                lost = _lost(cpu, wait, wall, taken)
+            taken, late = stolen(steal, cpu_steal()), lagged(lag_from, referee_wait())
+            # they count only for a bot at work: one whose move came, running (or ready to) now, or
+            # for at least half of what the machine left of the move; a bot asleep lost nothing
+            if (taken or late) and (forfeit.move_came or running(after)
+                                    or cpu + wait >= BUSY_SHARE * (wall - taken - late)):
+                lost = _lost(cpu, wait, wall, taken + late)
+                host, referee = min(lost, taken), lost - min(lost, taken)
                 wait += lost
         if MoveRecord(0, seat, "", wall, {}, cpu, wait).under_load():
             forfeit.under_load = True
-            host = (f", {lost:.3f} s of them while the host ran others on its virtual CPU"
-                    if lost >= 1e-3 else "")
-            forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU{host})"
+            why = "".join(f", {s:.3f} s of them while {who}" for s, who in (
+                (host, "the host ran others on its virtual CPU"), (referee, "the referee waited for one"))
+                if s >= 1e-3)
+            forfeit.detail += f" (under load: it waited {wait:.3f} s of it for a CPU{why})"
             record.loaded_moves += 1
         elif cpu is not None and wait is not None:
             forfeit.detail += f" (it used {cpu:.3f} s of CPU and waited {wait:.3f} s for one)"
@@ -215,14 +226,18 @@ class Turns:
         on_cpu = clock.kind == "cpu" and before is not None
         receive = self.players.receive
         next_check = sent + CRASH_CHECK_S
+        late_reads = 0
         while True:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining > 0:
+                got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
+            elif late_reads < LATE_READS and (got := receive(0)) is not None:
+                late_reads += 1  # past the deadline, what came meanwhile is read (the move may be there)
+            else:
                 dropped = f" ({bot.stray} messages for another game or ply dropped)" if bot.stray else ""
                 within = f"{left:.3f} s" if not on_cpu else f"{clock.wall_allowed(left):.3f} s of wall time"
                 raise Forfeited(seat, Forfeit.TIMEOUT, f"no move for ply {ply} within {within} "
                                 f"+ {clock.margin:g} s margin{dropped}")
-            got = receive(remaining if remaining < CRASH_CHECK_S else CRASH_CHECK_S)
             received = time.monotonic()
             if got is None or received >= next_check:  # on time, even while a bot floods the socket
                 next_check = received + CRASH_CHECK_S
@@ -264,8 +279,10 @@ class Turns:
             raise Forfeited(sender_seat, Forfeit.MALFORMED_MESSAGE, str(exc)) from None
         if _is_reply(sender, message, bot, MOVE, game_id, ply):
             if received > deadline:
-                raise Forfeited(seat, Forfeit.TIMEOUT, f"the move for ply {ply} came "
-                                f"{received - sent:.3f} s after the turn, over the limit")
+                late = Forfeited(seat, Forfeit.TIMEOUT, f"the move for ply {ply} came "
+                                 f"{received - sent:.3f} s after the turn, over the limit")
+                late.move_came = True
+                raise late
             info = message.get("info")
             if not info:  # most moves: nothing to clean
                 return message["move"], {}, received - sent, False
