@@ -147,31 +147,32 @@ def test_the_referees_own_wait_for_a_cpu_is_read_from_its_thread_and_only_grows(
 
 def test_a_move_read_late_by_a_referee_kept_from_its_cpu_is_under_load_not_a_sleepers_timeout(monkeypatch):
     """No test can make the kernel keep the referee from a CPU on cue: this one stands in for it.
-    The referee sleeps 0.4 s right after sending the first turn (as a descheduled thread would) and,
-    where the kernel's figure is stood in for, reads 80% of its time as waited for a CPU. The
-    bot's move, sent at once, is then found waiting past the deadline: late, under load, the
-    referee's wait named. Without the wait read, the same late move is the bot's own timeout; a
-    bot asleep past its clock is never helped by the referee's wait."""
+    The referee sleeps 0.6 s right after sending the first turn (as a descheduled thread would) and
+    the kernel's figure is stood in for: no wait, then 80% of its time waited for a CPU (no steal,
+    whatever the host does meanwhile). The bot's move, sent at once, is found waiting past the
+    deadline: a late move, the referee's wait counted and named only where it is read (without it,
+    the bot's own wait alone may say the machine was busy). A bot asleep past its clock is never
+    helped by the referee's wait."""
     await_move = turns.Turns._await_move
 
     def descheduled(self, seat, game_id, ply, *rest):
         if ply == 0:
-            time.sleep(0.4)
+            time.sleep(0.6)
         return await_move(self, seat, game_id, ply, *rest)
     monkeypatch.setattr(turns.Turns, "_await_move", descheduled)
+    monkeypatch.setattr(turns, "cpu_steal", lambda: ())
+    monkeypatch.setattr(turns, "referee_wait", lambda: 0.0)
     clock = TimeControl(per_move=0.2)
-
-    def timeout_of(bot: BotSpec) -> dict:
-        return _timeout_of(bot, clock)
-
     quick = BotSpec("random", (sys.executable, "-m", "bots", "random"))
-    unseen = timeout_of(quick)  # the kernel's own figure: the referee slept, it waited for no CPU
-    assert "the move for ply 0 came" in unseen["detail"] and not unseen.get("under_load"), unseen
+    unseen = _timeout_of(quick, clock)
+    assert "the move for ply 0 came" in unseen["detail"], unseen
+    assert "the referee waited" not in unseen["detail"], unseen
     monkeypatch.setattr(turns, "referee_wait", lambda: 0.8 * time.monotonic())
-    seen = timeout_of(quick)
+    seen = _timeout_of(quick, clock)
     assert "the move for ply 0 came" in seen["detail"] and seen.get("under_load"), seen
     assert "while the referee waited for one" in seen["detail"], seen
-    slept = timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")))
+    slept = _timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")),
+                        clock)
     assert "no move for ply 0" in slept["detail"] and not slept.get("under_load"), slept
 
 

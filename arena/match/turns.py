@@ -184,9 +184,10 @@ class Turns:
         if cpu is not None and wait is not None and after is not None:
             taken, late = stolen(steal, cpu_steal()), lagged(lag_from, referee_wait())
             # they count only for a bot at work: one whose move came, running (or ready to) now, or
-            # for at least half of what the machine left of the move; a bot asleep lost nothing
+            # for at least half of what the host left of the move (the referee's wait took nothing
+            # from the bot); a bot asleep lost nothing
             if (taken or late) and (forfeit.move_came or running(after)
-                                    or cpu + wait >= BUSY_SHARE * (wall - taken - late)):
+                                    or cpu + wait >= BUSY_SHARE * (wall - taken)):
                 lost = _lost(cpu, wait, wall, taken + late)
                 host, referee = min(lost, taken), lost - min(lost, taken)
                 wait += lost
