@@ -24,6 +24,10 @@ from tests.test_tournament import write
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = ROOT / "tests" / "bots" / "broken.py"
 CLOCK = TimeControl(per_move=0.5)
+KEPT_TIME = "2"
+"""The tournaments' clock here: a bot that loses a game is started again, so these tests, which
+count the starts, need a clock no honest bot runs out of however busy the machine (at 0.2 s a
+`random` once lost a move on time under load, marked so, and was started a fifth time)."""
 SANDBOXED = Limits(sandbox="on")
 
 
@@ -94,7 +98,7 @@ def test_pinned_bots_are_not_reused():
 
 
 def test_a_tournament_worker_starts_each_bot_once(tmp_path):
-    path = write(tmp_path / "r.toml", bots=("a", "b", "c", "d"), games=2)
+    path = write(tmp_path / "r.toml", bots=("a", "b", "c", "d"), games=2, time_s=KEPT_TIME)
     summary = tmod.run(tmod.load(path), tmp_path / "res", concurrency=1, progress=None)
     assert summary.stored == 12 and not summary.failures
     # 6 matches of 2 bots: 12 starts without reuse; one worker keeps all four bots
@@ -102,7 +106,7 @@ def test_a_tournament_worker_starts_each_bot_once(tmp_path):
 
 
 def test_a_swiss_keeps_its_worker_and_bots_from_round_to_round(tmp_path):
-    path = write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), games=2,
+    path = write(tmp_path / "s.toml", bots=("a", "b", "c", "d"), games=2, time_s=KEPT_TIME,
                  extra='format = "swiss"\nrounds = 3')
     summary = tmod.run(tmod.load(path), tmp_path / "res", concurrency=1, progress=None)
     assert summary.stored == 3 * 2 * 2 and not summary.failures and summary.phases == 3
@@ -113,7 +117,8 @@ def test_a_swiss_keeps_its_worker_and_bots_from_round_to_round(tmp_path):
 
 def test_a_sandboxed_tournament_worker_starts_each_bot_once(tmp_path):
     needs_sandbox()
-    path = write(tmp_path / "r.toml", bots=("a", "b", "c", "d"), games=2, extra='[limits]\nsandbox = "on"')
+    path = write(tmp_path / "r.toml", bots=("a", "b", "c", "d"), games=2, time_s=KEPT_TIME,
+                 extra='[limits]\nsandbox = "on"')
     tour = tmod.load(path)
     summary = tmod.run(tour, tmp_path / "res", concurrency=1, progress=None)
     assert summary.stored == 12 and not summary.failures
