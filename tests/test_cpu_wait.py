@@ -114,6 +114,10 @@ def test_running_tells_a_bot_at_work_from_one_asleep():
             process.wait()
 
 
+SLEEPER = BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10"))
+"""A bot asleep past any clock of these tests: its timeout is always its own."""
+
+
 def _timeout_of(bot: BotSpec, clock: TimeControl) -> dict:
     """The forfeit of `bot`, in seat 0, that loses its game against random on time."""
     other = BotSpec("random", (sys.executable, "-m", "bots", "random"))
@@ -171,8 +175,7 @@ def test_a_move_read_late_by_a_referee_kept_from_its_cpu_is_under_load_not_a_sle
     seen = _timeout_of(quick, clock)
     assert "the move for ply 0 came" in seen["detail"] and seen.get("under_load"), seen
     assert "while the referee waited for one" in seen["detail"], seen
-    slept = _timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")),
-                        clock)
+    slept = _timeout_of(SLEEPER, clock)
     assert "no move for ply 0" in slept["detail"] and not slept.get("under_load"), slept
 
 
@@ -187,12 +190,9 @@ def test_a_timeout_while_the_host_steals_the_cpu_of_a_bot_at_work_is_under_load_
     monkeypatch.setattr(turns, "cpu_steal", lambda: (0.8 * time.monotonic(),) * cpus)
     clock = TimeControl(per_move=0.5)
 
-    def timeout_of(bot: BotSpec) -> dict:
-        return _timeout_of(bot, clock)
-
     worker = (sys.executable, str(HERE / "bots" / "cpu_burner.py"), "0.1", "asleep")
-    worked = timeout_of(BotSpec("worker", worker))
+    worked = _timeout_of(BotSpec("worker", worker), clock)
     assert worked.get("under_load"), worked
     assert "while the host ran others on its virtual CPU" in worked["detail"], worked
-    slept = timeout_of(BotSpec("sleeper", (sys.executable, str(HERE / "bots" / "broken.py"), "sleep", "10")))
+    slept = _timeout_of(SLEEPER, clock)
     assert not slept.get("under_load") and "s of CPU and waited" in slept["detail"], slept

@@ -189,7 +189,8 @@ class Turns:
             if (taken or late) and (forfeit.move_came or running(after)
                                     or cpu + wait >= BUSY_SHARE * (wall - taken)):
                 lost = _lost(cpu, wait, wall, taken + late)
-                host, referee = min(lost, taken), lost - min(lost, taken)
+                host = min(lost, taken)  # the steal first: the rest is the referee's
+                referee = lost - host
                 wait += lost
         if MoveRecord(0, seat, "", wall, {}, cpu, wait).under_load():
             forfeit.under_load = True
